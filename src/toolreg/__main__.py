@@ -1,0 +1,3 @@
+from toolreg.cli import main
+
+raise SystemExit(main())

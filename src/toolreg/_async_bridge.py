@@ -1,0 +1,54 @@
+"""Run coroutines to completion from synchronous code.
+
+Async handlers run on one long-lived event loop in a daemon thread. That works
+from plain threads and from inside a running event loop alike (blocking the
+caller's thread, never its loop's other tasks' correctness), and it lets
+handlers keep loop-bound resources (clients, sessions) across calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_loop: asyncio.AbstractEventLoop | None = None
+_thread: threading.Thread | None = None
+_lock = threading.Lock()
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    global _loop, _thread
+    with _lock:
+        if _loop is None or not _thread or not _thread.is_alive():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="toolreg-async", daemon=True)
+            thread.start()
+            _loop, _thread = loop, thread
+        return _loop
+
+
+def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion and return its result (or raise its exception)."""
+    loop = _background_loop()
+    if threading.current_thread() is _thread:
+        # Called from a handler already on the bridge loop: waiting on that
+        # same loop would deadlock, so give this coroutine a loop of its own.
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["value"] = asyncio.run(coro)
+            except BaseException as exc:  # re-raised in the caller's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=run, name="toolreg-async-nested")
+        worker.start()
+        worker.join()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+    return asyncio.run_coroutine_threadsafe(coro, loop).result()

@@ -1,0 +1,259 @@
+"""Built-in discovery: find and import the modules that register tools.
+
+Importing a tool module is what registers its tools, so discovery is "import the
+right files". A file is imported only if an :mod:`ast` scan shows that its module
+level (including the bodies of top-level ``if``/``for``/``while``/``with``/``try``
+blocks, but not ``def``/``class`` bodies) calls ``registry.register(...)`` or
+defines a function decorated with ``@registry.tool``/``@tool``/``@toolreg.tool``.
+Scan verdicts are cached on disk (see :mod:`toolreg._scan_cache`), so a warm start
+costs one directory listing, one small JSON read and the imports themselves.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.machinery
+import importlib.util
+import logging
+import os
+import sys
+import threading
+from typing import TYPE_CHECKING
+
+from . import _scan_cache
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+_log = logging.getLogger("toolreg.discovery")
+
+#: Files in a tools dir that are infrastructure, never tool modules.
+_SKIP = frozenset({"__init__.py", "registry.py", "mcp_tool.py"})
+_DEFAULT_PACKAGE = "builtin_tools"
+
+# Module name -> "ExcType: message" for the latest failed import of that module.
+_failures: dict[str, str] = {}
+# Modules loaded by file location bypass the import system's per-module locks, so
+# serialise discovery to avoid executing one module twice from two threads.
+_lock = threading.RLock()
+
+
+def get_discovery_failures() -> dict[str, str]:
+    """Return a copy of ``{module name: "ExcType: message"}`` for tool modules that failed."""
+    return dict(_failures)
+
+
+def discover_builtin_tools(tools_dir: Path | str | None = None) -> list[str]:
+    """Import every tool module in ``tools_dir`` and return their names, in file-name order.
+
+    ``tools_dir`` defaults to the installed ``builtin_tools`` package. Modules that
+    fail to import are logged, recorded in :func:`get_discovery_failures` and
+    skipped. Already-imported modules are not executed again but are listed.
+    """
+    with _lock:
+        if tools_dir is None:
+            directory = _default_tools_dir()
+            if directory is None:
+                return []
+            package: str | None = _DEFAULT_PACKAGE
+        else:
+            directory = os.path.realpath(os.fspath(tools_dir))
+            package = None
+
+        files: list[tuple[str, os.stat_result]] = []
+        has_init = False
+        try:
+            with os.scandir(directory) as it:
+                for entry in it:
+                    name = entry.name
+                    if not name.endswith(".py"):
+                        continue
+                    if name in _SKIP:
+                        has_init = has_init or name == "__init__.py"
+                    elif name[:-3].isidentifier() and entry.is_file():
+                        files.append((name, entry.stat()))
+        except OSError as exc:
+            _log.warning("Cannot list tool directory %s: %s", directory, exc)
+            return []
+        files.sort(key=lambda f: f[0])
+
+        from_file = False
+        if package is None:
+            package = _package_name(directory, has_init)
+            if package is None:
+                package = _synthetic_package(directory)
+                from_file = True
+
+        registers = _scan_cache.verdicts(directory, files, _file_registers_tools)
+
+        imported: list[str] = []
+        attempted: set[str] = set()
+        for (name, _), wanted in zip(files, registers, strict=True):
+            if not wanted:
+                continue
+            module_name = f"{package}.{name[:-3]}"
+            attempted.add(module_name)
+            try:
+                if from_file:
+                    _import_from_file(module_name, os.path.join(directory, name))
+                else:
+                    importlib.import_module(module_name)
+            except Exception as exc:
+                _log.warning("Could not import tool module %s: %s", module_name, exc)
+                _log.debug("Traceback for tool module %s", module_name, exc_info=True)
+                _failures[module_name] = f"{type(exc).__name__}: {exc}"
+                continue
+            _failures.pop(module_name, None)
+            imported.append(module_name)
+
+        # A failure recorded for a file of this dir that is gone or no longer
+        # registers anything is stale; keep the report about the current files.
+        prefix = package + "."
+        for stale in [m for m in _failures if m.startswith(prefix) and m not in attempted]:
+            del _failures[stale]
+        return imported
+
+
+def _default_tools_dir() -> str | None:
+    """Locate ``builtin_tools`` without importing it (or anything else)."""
+    try:
+        spec = importlib.util.find_spec(_DEFAULT_PACKAGE)
+    except (ImportError, ValueError) as exc:
+        spec = None
+        _log.debug("find_spec(%r) failed: %s", _DEFAULT_PACKAGE, exc)
+    if spec is None:
+        _log.warning("Package %r not found; no built-in tools loaded", _DEFAULT_PACKAGE)
+        return None
+    if spec.submodule_search_locations:
+        return os.path.realpath(list(spec.submodule_search_locations)[0])
+    if spec.origin:
+        return os.path.realpath(os.path.dirname(spec.origin))
+    return None
+
+
+def _package_name(directory: str, has_init: bool) -> str | None:
+    """Return the importable package name of ``directory``, or None if it has none.
+
+    Only a regular package whose parent is on ``sys.path`` qualifies, and only if
+    that name really resolves to ``directory`` (not a same-named package found
+    earlier on ``sys.path``).
+    """
+    name = os.path.basename(directory)
+    if not has_init or not name.isidentifier():
+        return None
+    module = sys.modules.get(name)
+    if module is not None:
+        locations = getattr(module, "__path__", None) or []
+    else:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        locations = (spec.submodule_search_locations or []) if spec else []
+    if any(os.path.realpath(loc) == directory for loc in locations):
+        return name
+    return None
+
+
+def _synthetic_package(directory: str) -> str:
+    """Create (once) a private package whose ``__path__`` is ``directory``; return its name.
+
+    The name is derived from the directory, so two tool dirs never collide and
+    relative imports between files of one dir resolve inside that package.
+    """
+    import hashlib  # only needed for non-package dirs; keep it off the default path
+
+    digest = hashlib.sha1(directory.encode("utf-8"), usedforsecurity=False).hexdigest()
+    name = f"toolreg_ext_{digest[:8]}"
+    if name not in sys.modules:
+        spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        spec.submodule_search_locations = [directory]
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+    return name
+
+
+def _import_from_file(module_name: str, path: str) -> None:
+    """Import ``path`` as ``module_name`` with import semantics (no re-execution)."""
+    if module_name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    # Registered before executing, like the import system, so circular imports work.
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    parent, _, child = module_name.rpartition(".")
+    setattr(sys.modules[parent], child, module)
+
+
+def _file_registers_tools(path: str) -> bool:
+    """Return whether the file at ``path`` registers tools when imported."""
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError as exc:
+        _log.debug("Cannot read %s: %s", path, exc)
+        return False
+    try:
+        tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError):
+        # Unparseable: import it anyway if it looks like a tool module, so the
+        # error is reported as a failure instead of the tools silently vanishing.
+        return b"registry.register" in source or b"registry.tool" in source
+    return _tree_registers_tools(tree)
+
+
+_NOT_RUN_AT_IMPORT = (ast.ClassDef, ast.Lambda)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _tree_registers_tools(tree: ast.Module) -> bool:
+    """Return whether code run at import time registers a tool (call or decorator)."""
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call) and _is_register(node.func):
+            return True
+        if isinstance(node, _FUNCTIONS):
+            # A function body only runs when called; its decorators run now.
+            if any(_is_tool_decorator(d) for d in node.decorator_list):
+                return True
+            continue
+        if isinstance(node, _NOT_RUN_AT_IMPORT):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _is_registry(node: ast.expr) -> bool:
+    """``registry`` or ``<anything>.registry``."""
+    return (isinstance(node, ast.Name) and node.id == "registry") or (
+        isinstance(node, ast.Attribute) and node.attr == "registry"
+    )
+
+
+def _is_register(func: ast.expr) -> bool:
+    """``registry.register`` or ``<anything>.registry.register``."""
+    return isinstance(func, ast.Attribute) and func.attr == "register" and _is_registry(func.value)
+
+
+def _is_tool_decorator(decorator: ast.expr) -> bool:
+    """``@tool``, ``@registry.tool``, ``@toolreg.tool``, with or without a call."""
+    if isinstance(decorator, ast.Call):
+        decorator = decorator.func
+    if isinstance(decorator, ast.Name):
+        return decorator.id == "tool"
+    return (
+        isinstance(decorator, ast.Attribute)
+        and decorator.attr == "tool"
+        and (
+            _is_registry(decorator.value)
+            or (isinstance(decorator.value, ast.Name) and decorator.value.id == "toolreg")
+        )
+    )

@@ -1,0 +1,58 @@
+"""The record the registry keeps for each tool."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+Handler = Callable[..., Any]
+CheckFn = Callable[[], Any]
+SchemaOverrides = Callable[[], "dict[str, Any] | None"]
+
+
+class ToolEntry:
+    """One registered tool. ``__slots__`` keeps hundreds of entries cheap."""
+
+    __slots__ = (
+        "name",
+        "toolset",
+        "schema",
+        "handler",
+        "check_fn",
+        "requires_env",
+        "is_async",
+        "description",
+        "emoji",
+        "max_result_size_chars",
+        "dynamic_schema_overrides",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        toolset: str,
+        schema: dict[str, Any],
+        handler: Handler,
+        check_fn: CheckFn | None = None,
+        requires_env: Sequence[str] | None = None,
+        is_async: bool = False,
+        description: str = "",
+        emoji: str = "",
+        max_result_size_chars: int | None = None,
+        dynamic_schema_overrides: SchemaOverrides | None = None,
+    ) -> None:
+        self.name = name
+        self.toolset = toolset
+        self.schema = schema
+        self.handler = handler
+        self.check_fn = check_fn
+        self.requires_env = tuple(requires_env or ())
+        self.is_async = is_async
+        self.description = description or schema.get("description", "") or ""
+        self.emoji = emoji
+        self.max_result_size_chars = max_result_size_chars
+        self.dynamic_schema_overrides = dynamic_schema_overrides
+
+    def __repr__(self) -> str:
+        return f"ToolEntry(name={self.name!r}, toolset={self.toolset!r})"

@@ -1,0 +1,171 @@
+"""Who is registering: plugin policies and code-derived ownership.
+
+Ownership is never claimed by the caller. It is read off the code: the module
+(and source file) that defined a handler, seen through ``functools.partial``,
+bound methods, callable objects and ``__wrapped__`` chains, plus every module on
+the call stack. A plugin therefore cannot launder a registration through a
+lambda, a partial, ``functools.wraps`` or a handler borrowed from a built-in.
+
+This is a consent check for well-behaved code, not a sandbox: Python code in
+the host process can always reach around it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Namespaces no plugin may be bound to: toolreg itself and the built-ins.
+RESERVED_NAMESPACES = frozenset({"toolreg", "builtin_tools"})
+BUILTIN_NAMESPACE = "builtin_tools"
+
+# Deep enough for any real decorator stack; bounded so a cycle cannot hang us.
+_MAX_UNWRAP = 32
+
+
+@dataclass(frozen=True)
+class PluginPolicy:
+    """The operator's decision for one plugin module namespace."""
+
+    namespace: str
+    allowed: bool
+    plugin_id: str
+    #: Directories and files holding the namespace's code, for frames whose
+    #: ``__name__`` was forged (``exec`` with custom globals).
+    paths: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def config_key(self) -> str:
+        """The operator config key that grants this plugin overrides."""
+        return f"plugins.entries.{self.plugin_id}.allow_tool_override"
+
+    def owns_module(self, module: str) -> bool:
+        return module == self.namespace or module.startswith(self.namespace + ".")
+
+    def owns_file(self, filename: str) -> bool:
+        return any(filename == p or filename.startswith(p + os.sep) for p in self.paths)
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Who a registration belongs to: a label for people, a policy for rules."""
+
+    label: str
+    policy: PluginPolicy | None = None
+
+    @property
+    def is_plugin(self) -> bool:
+        return self.policy is not None
+
+
+def _namespace_paths(namespace: str) -> tuple[str, ...]:
+    """Where a namespace's code lives, found without importing it when possible."""
+    try:
+        spec = importlib.util.find_spec(namespace)
+    except (ImportError, ValueError):
+        return ()
+    if spec is None:
+        return ()
+    paths = list(spec.submodule_search_locations or ())
+    if not paths and spec.origin and os.path.isfile(spec.origin):
+        paths.append(spec.origin)
+    return tuple(os.path.realpath(p) for p in paths)
+
+
+def handler_origins(handler: Callable[..., Any]) -> Iterator[tuple[str | None, str | None]]:
+    """Yield (module, filename) for every layer of a wrapped callable."""
+    seen: set[int] = set()
+    pending: list[Any] = [handler]
+    while pending and len(seen) < _MAX_UNWRAP:
+        obj = pending.pop()
+        if obj is None or id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        code = getattr(obj, "__code__", None)
+        module = getattr(obj, "__module__", None)
+        yield (
+            module if isinstance(module, str) else None,
+            code.co_filename if code is not None else None,
+        )
+        pending.append(getattr(obj, "func", None))  # functools.partial
+        pending.append(getattr(obj, "__func__", None))  # bound method
+        pending.append(getattr(obj, "__wrapped__", None))  # functools.wraps
+        if callable(obj) and not hasattr(obj, "__code__") and not isinstance(obj, type):
+            pending.append(type(obj).__call__)  # a callable object's method
+
+
+def caller_origins(depth: int = 2) -> Iterator[tuple[str | None, str | None]]:
+    """Yield (module, filename) for each frame on the stack, innermost first."""
+    frame = sys._getframe(depth)
+    while frame is not None:
+        yield frame.f_globals.get("__name__"), frame.f_code.co_filename
+        frame = frame.f_back
+
+
+class PolicyBook:
+    """The bound plugin namespaces and what each may do."""
+
+    def __init__(self) -> None:
+        self._by_namespace: dict[str, PluginPolicy] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._by_namespace)
+
+    def get(self, namespace: str) -> PluginPolicy | None:
+        return self._by_namespace.get(namespace)
+
+    def all(self) -> list[PluginPolicy]:
+        return list(self._by_namespace.values())
+
+    def bind(
+        self,
+        namespace: str,
+        allowed: bool,
+        plugin_id: str | None = None,
+        paths: Sequence[str] | None = None,
+    ) -> PluginPolicy:
+        if not namespace or not all(part.isidentifier() for part in namespace.split(".")):
+            raise ValueError(f"Invalid plugin module namespace: {namespace!r}")
+        if namespace.split(".")[0] in RESERVED_NAMESPACES:
+            raise ValueError(f"Namespace {namespace!r} is reserved and cannot be a plugin's")
+        found = _namespace_paths(namespace) if paths is None else ()
+        policy = PluginPolicy(
+            namespace=namespace,
+            allowed=bool(allowed),
+            plugin_id=plugin_id or namespace,
+            paths=tuple(os.path.realpath(p) for p in (paths or ())) + found,
+        )
+        self._by_namespace[namespace] = policy
+        return policy
+
+    def unbind(self, namespace: str) -> PluginPolicy | None:
+        return self._by_namespace.pop(namespace, None)
+
+    def match(self, module: str | None, filename: str | None) -> PluginPolicy | None:
+        """The policy whose namespace holds this module name or source file."""
+        for policy in self._by_namespace.values():
+            if module and policy.owns_module(module):
+                return policy
+            if filename and policy.paths and policy.owns_file(filename):
+                return policy
+        return None
+
+    def involved(self, origins: Iterable[tuple[str | None, str | None]]) -> list[PluginPolicy]:
+        """Every bound plugin among the origins, innermost first, without repeats."""
+        found: list[PluginPolicy] = []
+        for module, filename in origins:
+            policy = self.match(module, filename)
+            if policy is not None and policy not in found:
+                found.append(policy)
+        return found
+
+
+def is_builtin(origins: Iterable[tuple[str | None, str | None]]) -> bool:
+    for module, _ in origins:
+        if module and (module == BUILTIN_NAMESPACE or module.startswith(BUILTIN_NAMESPACE + ".")):
+            return True
+    return False

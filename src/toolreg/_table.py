@@ -1,0 +1,374 @@
+"""The tool table: registration, conflict rules, ownership, lookups.
+
+Readers never lock and never copy: every write builds a new dict and publishes
+it with one attribute assignment, which is atomic under the GIL (and under
+free-threading, since the published dicts are never mutated afterwards).
+Writers are serialised by one re-entrant lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ._decisions import Action, Decision, DecisionLog
+from ._entry import CheckFn, Handler, SchemaOverrides, ToolEntry
+from ._ownership import (
+    Owner,
+    PluginPolicy,
+    PolicyBook,
+    caller_origins,
+    handler_origins,
+    is_builtin,
+)
+from ._schemas import check_registration
+
+logger = logging.getLogger("toolreg.registry")
+
+_MCP_PREFIX = "mcp-"
+
+
+def _is_mcp(toolset: str) -> bool:
+    return toolset.startswith(_MCP_PREFIX)
+
+
+class ToolTable:
+    """Name → ToolEntry, with the rules that decide who may write what."""
+
+    def __init__(self, *, decision_log_size: int = 1000) -> None:
+        self._lock = threading.RLock()
+        self._tools: dict[str, ToolEntry] = {}
+        self._owners: dict[str, Owner] = {}
+        self._toolsets: dict[str, frozenset[str]] = {}
+        self._aliases: dict[str, str] = {}
+        self._generation = 0
+        self._policies = PolicyBook()
+        self._log = DecisionLog(decision_log_size)
+
+    # -- reads: lock-free -------------------------------------------------
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every accepted mutation; caches compare it to detect change."""
+        return self._generation
+
+    def get_entry(self, name: str) -> ToolEntry | None:
+        """The entry registered under ``name``, or None. A plain dict read."""
+        return self._tools.get(name)
+
+    def get_owner(self, name: str) -> str | None:
+        """``builtin``, ``host``, a plugin id or ``mcp:<server>``; None if unknown."""
+        owner = self._owners.get(name)
+        return owner.label if owner is not None else None
+
+    def get_all_tool_names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def get_toolset_for_tool(self, name: str) -> str | None:
+        entry = self._tools.get(name)
+        return entry.toolset if entry is not None else None
+
+    def get_tool_names_for_toolset(self, toolset: str) -> list[str]:
+        return sorted(self._toolsets.get(self.resolve_toolset(toolset), ()))
+
+    def get_toolsets(self) -> list[str]:
+        return sorted(self._toolsets)
+
+    def resolve_toolset(self, name: str) -> str:
+        """The toolset an alias points to, or ``name`` itself."""
+        return self._aliases.get(name, name)
+
+    def get_toolset_aliases(self) -> dict[str, str]:
+        return dict(self._aliases)
+
+    def decisions(self) -> list[Decision]:
+        """Registration decisions, oldest first (bounded; old ones fall off)."""
+        return self._log.snapshot()
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    # -- policy seam --------------------------------------------------------
+
+    def register_plugin_override_policy(
+        self,
+        module_namespace: str,
+        allowed: bool,
+        *,
+        plugin_id: str | None = None,
+        paths: Sequence[str] | None = None,
+    ) -> PluginPolicy:
+        """Bind a plugin's module namespace to the operator's override decision.
+
+        Only host code may call this: a call from inside any bound plugin
+        namespace raises PermissionError, so a pack cannot grant itself consent.
+        """
+        with self._lock:
+            callers = self._policies.involved(caller_origins(2))
+            if callers:
+                raise PermissionError(
+                    f"Plugin {callers[0].plugin_id!r} may not change plugin policies "
+                    f"(attempted for namespace {module_namespace!r})"
+                )
+            return self._policies.bind(module_namespace, allowed, plugin_id, paths)
+
+    def get_plugin_policy(self, module_namespace: str) -> PluginPolicy | None:
+        return self._policies.get(module_namespace)
+
+    def remove_plugin_override_policy(self, module_namespace: str) -> None:
+        """Forget a namespace's policy (host only, like binding)."""
+        with self._lock:
+            callers = self._policies.involved(caller_origins(2))
+            if callers:
+                raise PermissionError(f"Plugin {callers[0].plugin_id!r} may not change policies")
+            self._policies.unbind(module_namespace)
+
+    def _owner_for(
+        self, toolset: str, handler: Handler, depth: int
+    ) -> tuple[Owner, list[PluginPolicy]]:
+        """Work out who is registering, from the handler's code and the stack."""
+        origins = list(handler_origins(handler))
+        stack = list(caller_origins(depth + 1))
+        plugins = self._policies.involved(stack + origins) if self._policies else []
+        if plugins:
+            return Owner(plugins[0].plugin_id, plugins[0]), plugins
+        if _is_mcp(toolset):
+            return Owner("mcp:" + toolset[len(_MCP_PREFIX) :]), []
+        if is_builtin(origins) or is_builtin(stack):
+            return Owner("builtin"), []
+        return Owner("host"), []
+
+    # -- writes ---------------------------------------------------------------
+
+    def register(
+        self,
+        name: str,
+        toolset: str,
+        schema: dict[str, Any],
+        handler: Handler,
+        check_fn: CheckFn | None = None,
+        requires_env: Sequence[str] | None = None,
+        is_async: bool = False,
+        description: str = "",
+        emoji: str = "",
+        max_result_size_chars: int | None = None,
+        dynamic_schema_overrides: SchemaOverrides | None = None,
+        override: bool = False,
+    ) -> ToolEntry | None:
+        """Register a tool; returns the new entry, or None when rejected.
+
+        Raises ValueError for a malformed name or schema and PermissionError for
+        a plugin override the operator has not allowed.
+        """
+        check_registration(name, toolset, schema, handler)
+        entry = ToolEntry(
+            name=name,
+            toolset=toolset,
+            schema=schema,
+            handler=handler,
+            check_fn=check_fn,
+            requires_env=requires_env,
+            is_async=is_async,
+            description=description,
+            emoji=emoji,
+            max_result_size_chars=max_result_size_chars,
+            dynamic_schema_overrides=dynamic_schema_overrides,
+        )
+        owner, plugins = self._owner_for(toolset, handler, depth=2)
+        with self._lock:
+            action = self._admit(entry, owner, plugins, override)
+            if action is None:
+                return None
+            self._publish({name: (entry, owner)}, removed=(), action=action)
+        return entry
+
+    def _admit(
+        self, entry: ToolEntry, owner: Owner, plugins: list[PluginPolicy], override: bool
+    ) -> Action | None:
+        """Apply the conflict rules; None means rejected (already logged)."""
+        name, toolset = entry.name, entry.toolset
+        existing = self._tools.get(name)
+        if existing is None:
+            return "registered"
+        previous = self._owners[name]
+        if _is_mcp(existing.toolset) and _is_mcp(toolset) and not plugins:
+            return "replaced"  # an MCP server refresh repaves its own tools
+        same_party = previous.label == owner.label or not (previous.is_plugin or owner.is_plugin)
+        if existing.toolset == toolset and same_party:
+            return "replaced"  # a reload
+        if not override:
+            reason = (
+                f"tool {name!r} of toolset {toolset!r} ({owner.label}) conflicts with the "
+                f"existing tool of toolset {existing.toolset!r} ({previous.label}); "
+                "pass override=True to replace it"
+            )
+            logger.error("Tool registration REJECTED: %s", reason)
+            self._record("rejected", entry, owner, reason, existing, previous)
+            return None
+        refused = [p for p in plugins if not p.allowed]
+        if refused:
+            policy = refused[0]
+            reason = (
+                f"plugin {policy.plugin_id!r} may not override tool {name!r} "
+                f"(toolset {existing.toolset!r}, owner {previous.label}) without operator "
+                f"consent; set {policy.config_key} = true to allow it"
+            )
+            logger.error("Tool override REFUSED: %s", reason)
+            self._record("rejected", entry, owner, reason, existing, previous)
+            raise PermissionError(reason)
+        logger.info(
+            "Tool %r of toolset %r (%s) overridden by toolset %r (%s)",
+            name,
+            existing.toolset,
+            previous.label,
+            toolset,
+            owner.label,
+        )
+        return "overridden"
+
+    def deregister(self, name: str) -> bool:
+        """Remove a tool; returns whether it existed.
+
+        A plugin may remove only its own tools unless the operator allowed it
+        overrides; ``mcp-*`` toolsets are exempt (servers repave their tools).
+        """
+        with self._lock:
+            entry = self._tools.get(name)
+            if entry is None:
+                return False
+            owner = self._owners[name]
+            if not _is_mcp(entry.toolset) and self._policies:
+                for policy in self._policies.involved(caller_origins(2)):
+                    if policy is not owner.policy and not policy.allowed:
+                        reason = (
+                            f"plugin {policy.plugin_id!r} may not deregister tool {name!r} "
+                            f"owned by {owner.label}; set {policy.config_key} = true to allow it"
+                        )
+                        logger.error("Tool deregistration REFUSED: %s", reason)
+                        raise PermissionError(reason)
+            self._publish({}, removed=(name,), action="deregistered")
+        return True
+
+    def replace_toolset(self, toolset: str, entries: Iterable[ToolEntry]) -> list[str]:
+        """Swap a whole toolset in one step; returns the names now in it.
+
+        Readers see either the old toolset or the new one, never a mix. An
+        entry whose name another toolset owns is skipped and logged as rejected.
+        """
+        entries = list(entries)
+        seen: set[str] = set()
+        for entry in entries:
+            check_registration(entry.name, entry.toolset, entry.schema, entry.handler)
+            if entry.toolset != toolset:
+                raise ValueError(
+                    f"Tool {entry.name!r}: entry toolset {entry.toolset!r} is not {toolset!r}"
+                )
+            if entry.name in seen:
+                raise ValueError(f"Tool {entry.name!r} appears twice in toolset {toolset!r}")
+            seen.add(entry.name)
+        owners = [self._owner_for(toolset, entry.handler, depth=2) for entry in entries]
+        with self._lock:
+            current = set(self._toolsets.get(toolset, ()))
+            added: dict[str, tuple[ToolEntry, Owner]] = {}
+            for entry, (owner, _plugins) in zip(entries, owners, strict=True):
+                existing = self._tools.get(entry.name)
+                if existing is not None and existing.toolset != toolset:
+                    previous = self._owners[entry.name]
+                    both_mcp = _is_mcp(existing.toolset) and _is_mcp(toolset)
+                    if not both_mcp or owner.is_plugin:
+                        reason = (
+                            f"tool {entry.name!r} of toolset {toolset!r} conflicts with the "
+                            f"existing tool of toolset {existing.toolset!r} ({previous.label})"
+                        )
+                        logger.error("Tool registration REJECTED: %s", reason)
+                        self._record("rejected", entry, owner, reason, existing, previous)
+                        continue
+                added[entry.name] = (entry, owner)
+            removed = tuple(sorted(current - added.keys()))
+            self._publish(added, removed=removed, action=None)
+            return sorted(added)
+
+    def register_toolset_alias(self, alias: str, toolset: str) -> None:
+        """Let config say ``alias`` for ``toolset`` (e.g. ``foo`` for ``mcp-foo``)."""
+        if not alias or not isinstance(alias, str):
+            raise ValueError(f"Invalid toolset alias {alias!r}")
+        if alias == toolset:
+            return
+        with self._lock:
+            if alias in self._toolsets:
+                raise ValueError(f"Alias {alias!r} would hide the toolset of the same name")
+            target = self._aliases.get(toolset, toolset)
+            self._aliases = {**self._aliases, alias: target}
+            self._generation += 1
+
+    # -- internals ------------------------------------------------------------
+
+    def _publish(
+        self,
+        added: dict[str, tuple[ToolEntry, Owner]],
+        removed: Iterable[str],
+        action: Action | None,
+    ) -> None:
+        """Build new dicts and swap them in; caller holds the lock."""
+        tools = dict(self._tools)
+        owners = dict(self._owners)
+        decisions: list[tuple[Action, ToolEntry, Owner, ToolEntry | None, Owner | None]] = []
+        for name in removed:
+            old = tools.pop(name)
+            decisions.append(("deregistered", old, owners.pop(name), None, None))
+        for name, (entry, owner) in added.items():
+            old, old_owner = tools.get(name), owners.get(name)
+            tools[name] = entry
+            owners[name] = owner
+            verb = action or ("registered" if old is None else "replaced")
+            decisions.append((verb, entry, owner, old, old_owner))
+        # Only the toolsets touched by this write change, and with C-level set
+        # operations, so registering n tools one by one stays cheap.
+        toolsets = dict(self._toolsets)
+        for _, entry, _, old, _ in decisions:
+            gone = old if old is not None else (None if entry.name in tools else entry)
+            if gone is not None:
+                remaining = toolsets.get(gone.toolset, frozenset()) - {entry.name}
+                if remaining:
+                    toolsets[gone.toolset] = remaining
+                else:
+                    toolsets.pop(gone.toolset, None)
+            current = tools.get(entry.name)
+            if current is not None:
+                toolsets[current.toolset] = toolsets.get(current.toolset, frozenset()) | {
+                    entry.name
+                }
+        self._toolsets = toolsets
+        self._owners = owners
+        self._tools = tools
+        self._generation += 1
+        for verb, entry, owner, old, old_owner in decisions:
+            self._record(verb, entry, owner, "", old, old_owner)
+
+    def _record(
+        self,
+        action: Action,
+        entry: ToolEntry,
+        owner: Owner,
+        reason: str,
+        previous: ToolEntry | None,
+        previous_owner: Owner | None,
+    ) -> None:
+        self._log.append(
+            Decision(
+                action=action,
+                tool=entry.name,
+                toolset=entry.toolset,
+                owner=owner.label,
+                reason=reason,
+                previous_toolset=previous.toolset if previous is not None else None,
+                previous_owner=previous_owner.label if previous_owner is not None else None,
+                generation=self._generation,
+                replaced=previous,
+            )
+        )
