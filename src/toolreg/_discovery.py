@@ -11,7 +11,7 @@ costs one directory listing, one small JSON read and the imports themselves.
 
 from __future__ import annotations
 
-import ast
+import contextlib
 import importlib
 import importlib.machinery
 import importlib.util
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from . import _scan_cache
 
 if TYPE_CHECKING:
+    import ast
     from pathlib import Path
 
 _log = logging.getLogger("toolreg.discovery")
@@ -72,7 +73,9 @@ def discover_builtin_tools(tools_dir: Path | str | None = None) -> list[str]:
                     if name in _SKIP:
                         has_init = has_init or name == "__init__.py"
                     elif name[:-3].isidentifier() and entry.is_file():
-                        files.append((name, entry.stat()))
+                        # A file deleted since the listing is simply not a tool.
+                        with contextlib.suppress(FileNotFoundError):
+                            files.append((name, entry.stat()))
         except OSError as exc:
             _log.warning("Cannot list tool directory %s: %s", directory, exc)
             return []
@@ -194,6 +197,8 @@ def _import_from_file(module_name: str, path: str) -> None:
 
 def _file_registers_tools(path: str) -> bool:
     """Return whether the file at ``path`` registers tools when imported."""
+    import ast  # cold path only: a warm start takes every verdict from the cache
+
     try:
         with open(path, "rb") as f:
             source = f.read()
@@ -209,51 +214,50 @@ def _file_registers_tools(path: str) -> bool:
     return _tree_registers_tools(tree)
 
 
-_NOT_RUN_AT_IMPORT = (ast.ClassDef, ast.Lambda)
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
 def _tree_registers_tools(tree: ast.Module) -> bool:
-    """Return whether code run at import time registers a tool (call or decorator)."""
+    """Return whether code run at import time registers a tool (call or decorator).
+
+    Recognised: ``registry.register(...)`` / ``<x>.registry.register(...)`` calls,
+    and functions decorated with ``@tool``, ``@registry.tool``, ``@<x>.registry.tool``
+    or ``@toolreg.tool`` (each with or without a call).
+    """
+    import ast
+
+    def is_registry(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Name) and node.id == "registry") or (
+            isinstance(node, ast.Attribute) and node.attr == "registry"
+        )
+
+    def is_tool_decorator(node: ast.expr) -> bool:
+        if isinstance(node, ast.Call):
+            node = node.func
+        if isinstance(node, ast.Name):
+            return node.id == "tool"
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == "tool"
+            and (
+                is_registry(node.value)
+                or (isinstance(node.value, ast.Name) and node.value.id == "toolreg")
+            )
+        )
+
     stack: list[ast.AST] = list(tree.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.Call) and _is_register(node.func):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "register"
+            and is_registry(node.func.value)
+        ):
             return True
-        if isinstance(node, _FUNCTIONS):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             # A function body only runs when called; its decorators run now.
-            if any(_is_tool_decorator(d) for d in node.decorator_list):
+            if any(is_tool_decorator(d) for d in node.decorator_list):
                 return True
             continue
-        if isinstance(node, _NOT_RUN_AT_IMPORT):
-            continue
+        if isinstance(node, (ast.ClassDef, ast.Lambda)):
+            continue  # bodies not run as module-level code
         stack.extend(ast.iter_child_nodes(node))
     return False
-
-
-def _is_registry(node: ast.expr) -> bool:
-    """``registry`` or ``<anything>.registry``."""
-    return (isinstance(node, ast.Name) and node.id == "registry") or (
-        isinstance(node, ast.Attribute) and node.attr == "registry"
-    )
-
-
-def _is_register(func: ast.expr) -> bool:
-    """``registry.register`` or ``<anything>.registry.register``."""
-    return isinstance(func, ast.Attribute) and func.attr == "register" and _is_registry(func.value)
-
-
-def _is_tool_decorator(decorator: ast.expr) -> bool:
-    """``@tool``, ``@registry.tool``, ``@toolreg.tool``, with or without a call."""
-    if isinstance(decorator, ast.Call):
-        decorator = decorator.func
-    if isinstance(decorator, ast.Name):
-        return decorator.id == "tool"
-    return (
-        isinstance(decorator, ast.Attribute)
-        and decorator.attr == "tool"
-        and (
-            _is_registry(decorator.value)
-            or (isinstance(decorator.value, ast.Name) and decorator.value.id == "toolreg")
-        )
-    )
