@@ -1,0 +1,69 @@
+"""Shared fixtures: fresh registries, and real importable packages for policy tests."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from toolreg import ToolRegistry
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def reg(clock: FakeClock) -> ToolRegistry:
+    """A fresh registry with a hand-driven clock; never the process singleton."""
+    return ToolRegistry(clock=clock)
+
+
+def schema(name: str, **properties: dict) -> dict:
+    return {
+        "name": name,
+        "description": f"The {name} tool.",
+        "parameters": {"type": "object", "properties": properties},
+    }
+
+
+@pytest.fixture
+def make_package(tmp_path: Path) -> Iterator[Callable[[str, str], ModuleType]]:
+    """Write a real top-level package to disk, put it on sys.path, import it."""
+    root = tmp_path / "site"
+    root.mkdir()
+    sys.path.insert(0, str(root))
+    created: list[str] = []
+
+    def make(name: str, source: str) -> ModuleType:
+        package = root / name
+        package.mkdir()
+        (package / "__init__.py").write_text(textwrap.dedent(source))
+        importlib.invalidate_caches()
+        created.append(name)
+        return importlib.import_module(name)
+
+    yield make
+    sys.path.remove(str(root))
+    for name in created:
+        for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[module]

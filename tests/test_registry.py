@@ -1,0 +1,267 @@
+"""The tool table: conflict rules, generation, decisions, aliases, replace_toolset."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+from conftest import schema
+from toolreg import ToolEntry, ToolRegistry
+
+
+def ok(args: dict) -> str:
+    return "ok"
+
+
+def other(args: dict) -> str:
+    return "other"
+
+
+def test_tool_entry_has_exactly_the_seed_slots():
+    assert ToolEntry.__slots__ == (
+        "name",
+        "toolset",
+        "schema",
+        "handler",
+        "check_fn",
+        "requires_env",
+        "is_async",
+        "description",
+        "emoji",
+        "max_result_size_chars",
+        "dynamic_schema_overrides",
+    )
+    entry = ToolEntry(name="t", toolset="s", schema={"description": "from schema"}, handler=ok)
+    assert not hasattr(entry, "__dict__")
+    assert entry.check_fn is None and entry.is_async is False
+    assert entry.description == "from schema"
+    assert entry.max_result_size_chars is None
+
+
+def test_register_then_lookups(reg: ToolRegistry):
+    entry = reg.register("b_tool", "alpha", schema("b_tool"), ok)
+    reg.register("a_tool", "alpha", schema("a_tool"), ok)
+    reg.register("c_tool", "beta", schema("c_tool"), ok)
+    assert reg.get_entry("b_tool") is entry
+    assert reg.get_entry("missing") is None
+    assert reg.get_all_tool_names() == ["a_tool", "b_tool", "c_tool"]
+    assert reg.get_tool_names_for_toolset("alpha") == ["a_tool", "b_tool"]
+    assert reg.get_toolset_for_tool("c_tool") == "beta"
+    assert reg.get_toolset_for_tool("missing") is None
+    assert reg.get_owner("a_tool") == "host"
+    assert "a_tool" in reg and len(reg) == 3
+
+
+def test_same_name_same_toolset_replaces(reg: ToolRegistry):
+    reg.register("t", "alpha", schema("t"), ok)
+    before = reg.generation
+    reg.register("t", "alpha", schema("t"), other)
+    assert reg.dispatch("t", {}) == "other"
+    assert reg.generation == before + 1
+    assert reg.decisions()[-1].action == "replaced"
+
+
+def test_other_toolset_without_override_is_rejected_and_logged(reg, caplog):
+    reg.register("t", "alpha", schema("t"), ok)
+    before = reg.generation
+    with caplog.at_level(logging.ERROR, logger="toolreg.registry"):
+        assert reg.register("t", "beta", schema("t"), other) is None
+    assert reg.get_entry("t").toolset == "alpha"
+    assert reg.dispatch("t", {}) == "ok"
+    assert reg.generation == before, "a rejected registration changes nothing"
+    message = caplog.records[-1].getMessage()
+    assert "REJECTED" in message and "'alpha'" in message and "'beta'" in message
+    decision = reg.decisions()[-1]
+    assert (decision.action, decision.tool, decision.toolset) == ("rejected", "t", "beta")
+    assert decision.previous_toolset == "alpha" and "override" in decision.reason
+
+
+def test_override_true_replaces_and_logs_info(reg, caplog):
+    reg.register("t", "alpha", schema("t"), ok)
+    with caplog.at_level(logging.INFO, logger="toolreg.registry"):
+        reg.register("t", "beta", schema("t"), other, override=True)
+    assert reg.get_entry("t").toolset == "beta"
+    assert any(r.levelno == logging.INFO and "overridden" in r.getMessage() for r in caplog.records)
+    assert reg.decisions()[-1].action == "overridden"
+    assert reg.get_tool_names_for_toolset("alpha") == []
+    assert reg.get_tool_names_for_toolset("beta") == ["t"]
+
+
+def test_mcp_toolset_may_replace_another_mcp_toolset(reg):
+    reg.register("search", "mcp-one", schema("search"), ok)
+    reg.register("search", "mcp-two", schema("search"), other)
+    assert reg.get_entry("search").toolset == "mcp-two"
+    assert reg.get_owner("search") == "mcp:two"
+
+
+def test_mcp_toolset_may_not_take_a_non_mcp_tool(reg):
+    reg.register("search", "web", schema("search"), ok)
+    assert reg.register("search", "mcp-one", schema("search"), other) is None
+    assert reg.get_entry("search").toolset == "web"
+
+
+@pytest.mark.parametrize(
+    ("name", "bad_schema", "fragment"),
+    [
+        ("t1", ["not", "a", "dict"], "schema must be a dict"),
+        ("t2", {"parameters": "nope"}, "'parameters' must be a JSON-Schema object"),
+        ("t3", {"parameters": {"type": "string"}}, '"type": "object"'),
+        ("t4", {"parameters": {"type": "object", "properties": []}}, "properties"),
+        ("t5", {"parameters": {"type": "object", "required": "a"}}, "required"),
+        ("t6", {"name": "someone_else"}, "different tool"),
+        ("t7", {"parameters": {"type": "object", "default": object()}}, "JSON-serialisable"),
+    ],
+)
+def test_malformed_schema_raises_value_error_naming_the_tool(reg, name, bad_schema, fragment):
+    with pytest.raises(ValueError) as info:
+        reg.register(name, "alpha", bad_schema, ok)
+    assert repr(name) in str(info.value) and fragment in str(info.value)
+    assert reg.get_entry(name) is None and reg.generation == 0
+
+
+@pytest.mark.parametrize("name", ["", "has space", "x" * 129, "semi;colon", None, 42])
+def test_bad_tool_names_raise(reg, name):
+    with pytest.raises(ValueError, match="Invalid tool name"):
+        reg.register(name, "alpha", {}, ok)
+
+
+def test_name_limits_accept_the_allowed_alphabet(reg):
+    name = "A-z_0.9" + "x" * 121
+    assert len(name) == 128
+    assert reg.register(name, "alpha", {}, ok) is not None
+
+
+def test_non_callable_handler_and_empty_toolset_raise(reg):
+    with pytest.raises(ValueError, match="handler must be callable"):
+        reg.register("t", "alpha", {}, "not callable")
+    with pytest.raises(ValueError, match="toolset"):
+        reg.register("t", "", {}, ok)
+
+
+def test_generation_is_read_only_and_counts_accepted_mutations(reg):
+    with pytest.raises(AttributeError):
+        reg.generation = 5
+    reg.register("t", "alpha", {}, ok)
+    reg.register("u", "alpha", {}, ok)
+    reg.deregister("t")
+    reg.register_toolset_alias("a", "alpha")
+    assert reg.generation == 4
+    assert reg.deregister("t") is False
+    assert reg.generation == 4
+
+
+def test_deregister_removes_and_records(reg):
+    reg.register("t", "alpha", {}, ok)
+    assert reg.deregister("t") is True
+    assert reg.get_entry("t") is None
+    assert reg.get_tool_names_for_toolset("alpha") == []
+    assert "alpha" not in reg.get_toolsets()
+    assert reg.decisions()[-1].action == "deregistered"
+    assert reg.dispatch("t", {}) == '{"error": "Unknown tool: t"}'
+
+
+def test_toolset_aliases(reg):
+    reg.register("mcp__foo__search", "mcp-foo", {}, ok)
+    reg.register_toolset_alias("foo", "mcp-foo")
+    assert reg.resolve_toolset("foo") == "mcp-foo"
+    assert reg.resolve_toolset("unaliased") == "unaliased"
+    assert reg.get_tool_names_for_toolset("foo") == ["mcp__foo__search"]
+    assert reg.is_toolset_available("foo") is True
+    reg.register_toolset_alias("f", "foo")  # an alias of an alias resolves to the toolset
+    assert reg.resolve_toolset("f") == "mcp-foo"
+    with pytest.raises(ValueError, match="hide"):
+        reg.register_toolset_alias("mcp-foo", "other")
+
+
+def test_decision_log_is_bounded():
+    reg = ToolRegistry(decision_log_size=3)
+    for i in range(10):
+        reg.register(f"t{i}", "alpha", {}, ok)
+    decisions = reg.decisions()
+    assert [d.tool for d in decisions] == ["t7", "t8", "t9"]
+    assert decisions[-1].to_dict()["owner"] == "host"
+    assert "replaced" not in decisions[-1].to_dict()
+
+
+def entries(toolset: str, *names: str) -> list[ToolEntry]:
+    return [ToolEntry(name=n, toolset=toolset, schema=schema(n), handler=ok) for n in names]
+
+
+def test_replace_toolset_swaps_in_one_generation(reg):
+    reg.register("keep", "mcp-s", {}, ok)
+    reg.register("drop", "mcp-s", {}, ok)
+    before = reg.generation
+    names = reg.replace_toolset("mcp-s", entries("mcp-s", "keep", "new"))
+    assert names == ["keep", "new"]
+    assert reg.get_tool_names_for_toolset("mcp-s") == ["keep", "new"]
+    assert reg.get_entry("drop") is None
+    assert reg.generation == before + 1
+    actions = {(d.action, d.tool) for d in reg.decisions()[-3:]}
+    assert actions == {("deregistered", "drop"), ("replaced", "keep"), ("registered", "new")}
+
+
+def test_replace_toolset_skips_names_another_toolset_owns(reg):
+    reg.register("read_file", "file", {}, ok)
+    names = reg.replace_toolset("mcp-s", entries("mcp-s", "read_file", "fetch"))
+    assert names == ["fetch"]
+    assert reg.get_entry("read_file").toolset == "file"
+    rejected = [d for d in reg.decisions() if d.action == "rejected"]
+    assert rejected and rejected[-1].tool == "read_file"
+
+
+def test_replace_toolset_validates_entries(reg):
+    with pytest.raises(ValueError, match="is not 'mcp-s'"):
+        reg.replace_toolset("mcp-s", entries("mcp-other", "x"))
+    with pytest.raises(ValueError, match="twice"):
+        reg.replace_toolset("mcp-s", entries("mcp-s", "x", "x"))
+    assert len(reg) == 0
+
+
+def test_replace_toolset_under_concurrent_readers(reg):
+    """Readers never miss a stable tool, and never see a half-swapped toolset."""
+    stable = [f"stable_{i}" for i in range(20)]
+    reg.replace_toolset("mcp-s", entries("mcp-s", *stable))
+    allowed_sets = {
+        frozenset(stable),
+        frozenset(stable + ["churn_a", "churn_b"]),
+        frozenset(stable + ["churn_c"]),
+    }
+    stop = threading.Event()
+    problems: list[str] = []
+
+    def reader() -> None:
+        while not stop.is_set():
+            for name in stable:
+                if reg.dispatch(name, {}) != "ok":
+                    problems.append(f"missed {name}")
+            seen = frozenset(reg.get_tool_names_for_toolset("mcp-s"))
+            if seen not in allowed_sets:
+                problems.append(f"half-swapped: {sorted(seen)}")
+
+    threads = [threading.Thread(target=reader) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    variants = [stable + ["churn_a", "churn_b"], stable + ["churn_c"], stable]
+    for i in range(300):
+        reg.replace_toolset("mcp-s", entries("mcp-s", *variants[i % 3]))
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert problems == []
+
+
+def test_concurrent_writers_lose_nothing(reg):
+    def writer(prefix: str) -> None:
+        for i in range(200):
+            reg.register(f"{prefix}_{i}", prefix, {}, ok)
+
+    threads = [threading.Thread(target=writer, args=(f"w{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(reg) == 800
+    assert reg.generation == 800
+    assert all(len(reg.get_tool_names_for_toolset(f"w{n}")) == 200 for n in range(4))
