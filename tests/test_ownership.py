@@ -251,3 +251,24 @@ def test_unbound_code_is_host_and_mcp_toolsets_are_their_server(reg, pack):
     reg.register("mcp__s__t", "mcp-s", {}, lambda args: "x")
     assert reg.get_owner("t") == "host"
     assert reg.get_owner("mcp__s__t") == "mcp:s"
+
+
+def test_remove_owner_restores_what_the_plugin_overrode(with_builtin, pack):
+    reg = with_builtin
+    reg.register_plugin_override_policy("acme_pack", True, plugin_id="toolreg-acme")
+    pack.register_plain(reg, "terminal", override=True)
+    pack.register_plain(reg, "acme_tool")
+    assert reg.remove_owner("toolreg-acme") == ["acme_tool", "terminal"]
+    assert reg.dispatch("terminal", {}) == "builtin"
+    assert reg.get_owner("terminal") == "builtin"
+    assert reg.get_entry("acme_tool") is None
+    assert reg.decisions()[-1].action in {"restored", "deregistered"}
+
+
+def test_remove_owner_does_not_restore_over_a_newer_entry(with_builtin, pack):
+    reg = with_builtin
+    reg.register_plugin_override_policy("acme_pack", True, plugin_id="toolreg-acme")
+    pack.register_plain(reg, "terminal", override=True)
+    reg.register("terminal", "host-ts", {}, lambda args: "host", override=True)
+    assert reg.remove_owner("toolreg-acme") == []
+    assert reg.dispatch("terminal", {}) == "host"

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from ._entry import ToolEntry
 
-Action = Literal["registered", "replaced", "overridden", "rejected", "deregistered"]
+Action = Literal["registered", "replaced", "overridden", "rejected", "deregistered", "restored"]
 
 
 @dataclass(frozen=True)

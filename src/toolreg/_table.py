@@ -46,6 +46,9 @@ class ToolTable:
         self._generation = 0
         self._policies = PolicyBook()
         self._log = DecisionLog(decision_log_size)
+        # name -> [(displaced entry, its owner, label of who displaced it)], so
+        # unloading a plugin can put back what it overrode.
+        self._shadowed: dict[str, list[tuple[ToolEntry, Owner, str]]] = {}
 
     # -- reads: lock-free -------------------------------------------------
 
@@ -293,6 +296,31 @@ class ToolTable:
             self._publish(added, removed=removed, action=None)
             return sorted(added)
 
+    def remove_owner(self, label: str) -> list[str]:
+        """Remove every tool ``label`` owns, in one step; returns their names.
+
+        A tool it overrode comes back, but only while the owner's entry is
+        still the current one: if someone replaced it since, that one stays.
+        """
+        with self._lock:
+            owned = sorted(name for name, owner in self._owners.items() if owner.label == label)
+            restored: dict[str, tuple[ToolEntry, Owner]] = {}
+            for name in list(self._shadowed):
+                records = self._shadowed[name]
+                mine = [record for record in records if record[2] == label]
+                if mine and name in owned:
+                    entry, owner, _ = mine[0]  # the earliest is what stood before it
+                    restored[name] = (entry, owner)
+                kept = [record for record in records if record[2] != label]
+                if kept:
+                    self._shadowed[name] = kept
+                else:
+                    del self._shadowed[name]
+            removed = tuple(name for name in owned if name not in restored)
+            if owned:
+                self._publish(restored, removed=removed, action="restored")
+            return owned
+
     def register_toolset_alias(self, alias: str, toolset: str) -> None:
         """Let config say ``alias`` for ``toolset`` (e.g. ``foo`` for ``mcp-foo``)."""
         if not alias or not isinstance(alias, str):
@@ -326,6 +354,8 @@ class ToolTable:
             tools[name] = entry
             owners[name] = owner
             verb = action or ("registered" if old is None else "replaced")
+            if verb == "overridden" and old is not None and old_owner is not None:
+                self._shadowed.setdefault(name, []).append((old, old_owner, owner.label))
             decisions.append((verb, entry, owner, old, old_owner))
         # Only the toolsets touched by this write change, and with C-level set
         # operations, so registering n tools one by one stays cheap.
