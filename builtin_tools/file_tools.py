@@ -1,0 +1,154 @@
+"""File tools (toolset ``file``): read, write, edit, list and search inside the workspace.
+
+Every path is confined to the workspace root (``$TOOLREG_WORKSPACE`` or the
+current directory). All five tools return JSON; failures are ``tool_error`` JSON
+naming the offending path. The handlers live in ``_file_ops``; this module is the
+registration table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolreg import registry
+
+from ._file_ops import (
+    MAX_LIST_ENTRIES,
+    MAX_READ_LINES,
+    MAX_SEARCH_RESULTS,
+    edit_file,
+    list_directory,
+    read_file,
+    search_files,
+    write_file,
+)
+
+_REL = "Relative paths are taken from the workspace root; paths outside it are refused."
+
+
+def _path(what: str, default: str | None = None) -> dict[str, Any]:
+    prop: dict[str, Any] = {"type": "string", "description": f"{what} {_REL}"}
+    if default is not None:
+        prop["default"] = default
+    return prop
+
+
+# (name, handler, emoji, description, properties, required)
+_TOOLS: list[tuple[str, Any, str, str, dict[str, Any], list[str]]] = [
+    (
+        "read_file",
+        read_file,
+        "📖",
+        "Read a UTF-8 text file. Returns JSON: `content` (each line prefixed by its 1-based "
+        "number and a tab, like `cat -n`), `start_line`, `end_line`, `total_lines`, `truncated` "
+        "(true when more lines follow) and `next_offset` (pass it as `offset` to continue). "
+        f"At most {MAX_READ_LINES} lines or about 100,000 characters per call; lines longer "
+        "than 2000 characters are shortened. Binary files are refused.",
+        {
+            "path": _path("File to read."),
+            "offset": {
+                "type": "integer",
+                "minimum": 1,
+                "default": 1,
+                "description": "1-based line number to start reading from.",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_READ_LINES,
+                "default": MAX_READ_LINES,
+                "description": "Maximum number of lines to return.",
+            },
+        },
+        ["path"],
+    ),
+    (
+        "write_file",
+        write_file,
+        "✏️",
+        "Create or overwrite a file with the given text (UTF-8), creating missing parent "
+        "directories. Replaces the whole file; use edit_file for small changes. Returns JSON "
+        "`{path, bytes_written, created}`.",
+        {
+            "path": _path("File to write."),
+            "content": {"type": "string", "description": "The complete new file content."},
+        },
+        ["path", "content"],
+    ),
+    (
+        "edit_file",
+        edit_file,
+        "🩹",
+        "Replace an exact string in a UTF-8 text file. `old_string` must match the file "
+        "character for character (whitespace and indentation included) and, unless "
+        "`replace_all` is true, occur exactly once; otherwise the call fails and says how many "
+        "times it was found, so add surrounding lines to make it unique. Returns JSON "
+        "`{path, replacements}`.",
+        {
+            "path": _path("File to edit."),
+            "old_string": {"type": "string", "description": "Exact text to replace."},
+            "new_string": {"type": "string", "description": "Text to put in its place."},
+            "replace_all": {
+                "type": "boolean",
+                "default": False,
+                "description": "Replace every occurrence instead of requiring exactly one.",
+            },
+        },
+        ["path", "old_string", "new_string"],
+    ),
+    (
+        "list_directory",
+        list_directory,
+        "📂",
+        "List a directory's entries, sorted by name. Returns JSON `{path, entries, total, "
+        "truncated}` where each entry is `{name, type, size}`; type is file, dir, symlink or "
+        f"other and size (bytes) is set for files only. At most {MAX_LIST_ENTRIES} entries.",
+        {"path": _path("Directory to list.", default=".")},
+        [],
+    ),
+    (
+        "search_files",
+        search_files,
+        "🔎",
+        "Search text files for a regular expression (Python `re` syntax), recursively. "
+        "Returns JSON `{matches, count, files_searched, truncated}`; each match is "
+        "`path:line_number:line_text`. Hidden directories (such as .git), node_modules, "
+        "__pycache__, binary files and files over 5 MB are skipped.",
+        {
+            "pattern": {"type": "string", "description": "Regular expression to look for."},
+            "path": _path("Directory (or single file) to search.", default="."),
+            "glob": {
+                "type": "string",
+                "default": "*",
+                "description": "Only search files whose name matches this glob, e.g. '*.py'.",
+            },
+            "max_results": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_SEARCH_RESULTS,
+                "default": 200,
+                "description": "Stop after this many matching lines.",
+            },
+        },
+        ["pattern"],
+    ),
+]
+
+for _name, _handler, _emoji, _description, _properties, _required in _TOOLS:
+    registry.register(
+        name=_name,
+        toolset="file",
+        schema={
+            "name": _name,
+            "description": _description,
+            "parameters": {
+                "type": "object",
+                "properties": _properties,
+                "required": _required,
+                "additionalProperties": False,
+            },
+        },
+        handler=_handler,
+        description=_description,
+        emoji=_emoji,
+    )

@@ -1,0 +1,197 @@
+"""Web tool (toolset ``web``): one HTTP GET or POST with the standard library.
+
+HTTP error statuses are results, not failures: a 404 page is information the
+model can use. Only transport problems (bad URL, refused connection, timeout)
+are ``tool_error``. Redirects are followed for http/https targets only.
+"""
+
+from __future__ import annotations
+
+import http.client
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from toolreg import registry, tool_error, tool_result
+
+from ._common import ArgError, float_arg, guarded, int_arg, str_arg
+
+DEFAULT_MAX_BYTES = 1_000_000
+MAX_MAX_BYTES = 10_000_000
+DEFAULT_TIMEOUT = 30.0
+MAX_TIMEOUT = 300.0
+USER_AGENT = "toolreg-http-request/0.1"
+_SCHEMES = ("http", "https")
+
+
+class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
+    """urllib would also follow a redirect to ftp://; refuse anything but http(s)."""
+
+    def redirect_request(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> urllib.request.Request | None:
+        if urllib.parse.urlsplit(newurl).scheme.lower() not in _SCHEMES:
+            raise urllib.error.URLError(f"refused redirect to non-http(s) URL {newurl!r}")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _headers_arg(args: dict[str, Any]) -> dict[str, str]:
+    headers = args.get("headers") or {}
+    if not isinstance(headers, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+    ):
+        raise ArgError("argument 'headers' must be an object mapping header names to strings")
+    return headers
+
+
+def _read_capped(resp: Any, max_bytes: int, deadline: float) -> tuple[bytes, bool]:
+    """Read at most max_bytes; reading one byte more tells us whether there was more."""
+    want = max_bytes + 1
+    chunks: list[bytes] = []
+    got = 0
+    # read1 returns what is available instead of blocking for a full buffer, so the
+    # deadline is checked often even when the server drips data slowly.
+    read = getattr(resp, "read1", resp.read)
+    while got < want:
+        chunk = read(min(65536, want - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+        if time.monotonic() > deadline:
+            raise TimeoutError("response body took longer than the timeout")
+    data = b"".join(chunks)
+    return data[:max_bytes], len(data) > max_bytes
+
+
+def _decode(data: bytes, headers: Any) -> str:
+    charset = headers.get_content_charset() or "utf-8"
+    try:
+        return data.decode(charset, errors="replace")
+    except LookupError:  # a charset name Python does not know
+        return data.decode("utf-8", errors="replace")
+
+
+def _joined_headers(headers: Any) -> dict[str, str]:
+    # Repeated headers (Set-Cookie, Vary) are joined rather than silently dropped.
+    out: dict[str, str] = {}
+    for key, value in headers.items():
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
+
+
+@guarded
+def http_request(args: dict[str, Any], **_: Any) -> str:
+    url = str_arg(args, "url").strip()
+    method = str_arg(args, "method", "GET").upper()
+    headers = _headers_arg(args)
+    body = args.get("body")
+    timeout = float_arg(args, "timeout", DEFAULT_TIMEOUT, minimum=0, maximum=MAX_TIMEOUT)
+    max_bytes = int_arg(args, "max_bytes", DEFAULT_MAX_BYTES, minimum=1, maximum=MAX_MAX_BYTES)
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() not in _SCHEMES or not parts.netloc:
+        return tool_error(f"only http:// and https:// URLs are allowed, got {url!r}")
+    if method not in ("GET", "POST"):
+        return tool_error(f"method must be GET or POST, got {method!r}")
+    if body is not None and not isinstance(body, str):
+        return tool_error("argument 'body' must be a string (serialise JSON yourself)")
+    if body is not None and method == "GET":
+        return tool_error("a body can only be sent with method POST")
+
+    data = body.encode("utf-8") if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method)
+    request.add_header("User-Agent", USER_AGENT)
+    for key, value in headers.items():
+        request.add_header(key, value)  # after the default, so the caller's value wins
+    opener = urllib.request.build_opener(_HttpOnlyRedirects)
+    deadline = time.monotonic() + timeout
+    try:
+        try:
+            resp = opener.open(request, timeout=timeout)
+        except urllib.error.HTTPError as exc:
+            # A 4xx/5xx answer is still a response, with a status and usually a body.
+            return _result(exc, exc.code, exc.filename, max_bytes, deadline)
+        return _result(resp, resp.status, resp.geturl(), max_bytes, deadline)
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, TimeoutError):
+            return tool_error(f"request to {url} timed out after {timeout:g}s")
+        return tool_error(f"request to {url} failed: {exc.reason}")
+    except TimeoutError:
+        return tool_error(f"request to {url} timed out after {timeout:g}s")
+    except (http.client.HTTPException, OSError, ValueError) as exc:
+        return tool_error(f"request to {url} failed: {type(exc).__name__}: {exc}")
+
+
+def _result(resp: Any, status: int, final_url: str, max_bytes: int, deadline: float) -> str:
+    # An HTTPError built without a body has fp None and cannot be read or closed.
+    has_body = getattr(resp, "fp", None) is not None
+    try:
+        raw, truncated = _read_capped(resp, max_bytes, deadline) if has_body else (b"", False)
+    finally:
+        if has_body:
+            resp.close()
+    return tool_result(
+        url=final_url,
+        status=status,
+        headers=_joined_headers(resp.headers),
+        body=_decode(raw, resp.headers),
+        truncated=truncated,
+    )
+
+
+registry.register(
+    name="http_request",
+    toolset="web",
+    schema={
+        "name": "http_request",
+        "description": (
+            "Make an HTTP GET or POST request to an http:// or https:// URL and return the "
+            "response as JSON `{url, status, headers, body, truncated}`. 4xx/5xx responses "
+            "are returned normally with their status; only network failures are errors. "
+            "`body` is decoded as text using the response charset (UTF-8 by default), so "
+            "binary content arrives garbled. At most `max_bytes` of the body are read; "
+            "`truncated` says whether there was more. Redirects are followed. `url` is the "
+            "final URL after redirects."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "description": "Absolute http:// or https:// URL."},
+                "method": {"type": "string", "enum": ["GET", "POST"], "default": "GET"},
+                "headers": {
+                    "type": "object",
+                    "additionalProperties": {"type": "string"},
+                    "default": {},
+                    "description": 'Extra request headers, e.g. {"Accept": "application/json"}.',
+                },
+                "body": {
+                    "type": ["string", "null"],
+                    "default": None,
+                    "description": "Request body for POST, sent as UTF-8. Set Content-Type "
+                    "in headers (urllib defaults to application/x-www-form-urlencoded).",
+                },
+                "timeout": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "maximum": MAX_TIMEOUT,
+                    "default": DEFAULT_TIMEOUT,
+                    "description": "Seconds allowed for connecting and reading the response.",
+                },
+                "max_bytes": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_MAX_BYTES,
+                    "default": DEFAULT_MAX_BYTES,
+                    "description": "Maximum number of body bytes to read.",
+                },
+            },
+            "required": ["url"],
+            "additionalProperties": False,
+        },
+    },
+    handler=http_request,
+    description="Make an HTTP GET or POST request and return status, headers and body.",
+    emoji="🌐",
+)

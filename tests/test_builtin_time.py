@@ -1,0 +1,99 @@
+"""current_time: real clock, real tz database."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import json
+import time
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import pytest
+
+from builtin_tools import time_tool
+from builtin_tools.time_tool import current_time
+from toolreg import registry
+
+
+def _has_zone(name: str) -> bool:
+    try:
+        ZoneInfo(name)
+    except ZoneInfoNotFoundError:
+        return False
+    return True
+
+
+needs_tzdata = pytest.mark.skipif(
+    not _has_zone("Asia/Kolkata"), reason="no IANA time zone database (install tzdata)"
+)
+
+
+def ok(result: str) -> dict[str, Any]:
+    data = json.loads(result)
+    assert "error" not in data, data
+    return data
+
+
+def test_utc_by_default() -> None:
+    before = int(time.time())
+    data = ok(current_time({}))
+    after = int(time.time())
+    assert data["timezone"] == "UTC"
+    assert data["utc_offset"] == "+00:00"
+    assert data["iso"].endswith("+00:00")
+    assert before <= data["unix"] <= after
+    assert dt.datetime.fromisoformat(data["iso"]).timestamp() == data["unix"]
+
+
+@needs_tzdata
+def test_half_hour_offset_zone() -> None:
+    data = ok(current_time({"timezone": "Asia/Kolkata"}))
+    assert data["timezone"] == "Asia/Kolkata"
+    assert data["utc_offset"] == "+05:30"  # India has no daylight saving time
+    assert data["iso"].endswith("+05:30")
+    assert abs(data["unix"] - time.time()) < 5
+    parsed = dt.datetime.fromisoformat(data["iso"])
+    assert parsed.timestamp() == data["unix"]
+    assert data["weekday"] == parsed.strftime("%A")
+
+
+@needs_tzdata
+def test_negative_offset_zone() -> None:
+    # POSIX-style Etc zones invert the sign: Etc/GMT+5 is five hours *behind* UTC.
+    data = ok(current_time({"timezone": "Etc/GMT+5"}))
+    assert data["utc_offset"] == "-05:00"
+    assert data["iso"].endswith("-05:00")
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus_Mons", "../etc/passwd", "America"])
+def test_unknown_zone_is_an_error_naming_it(zone: str) -> None:
+    data = json.loads(current_time({"timezone": zone}))
+    assert "unknown time zone" in data["error"]
+    assert zone in data["error"]
+
+
+def test_non_string_zone_is_an_error() -> None:
+    assert "timezone" in json.loads(current_time({"timezone": 5}))["error"]
+
+
+def ensure_registered() -> None:
+    # Other test modules share the process-wide registry and may deregister tools.
+    if registry.get_entry("current_time") is None:
+        importlib.reload(time_tool)
+
+
+def test_registered_with_a_strict_schema() -> None:
+    ensure_registered()
+    entry = registry.get_entry("current_time")
+    assert entry is not None and entry.toolset == "time"
+    assert registry.get_owner("current_time") == "builtin"
+    parameters = entry.schema["parameters"]
+    assert parameters["required"] == []
+    assert parameters["additionalProperties"] is False
+
+
+def test_dispatch_through_registry() -> None:
+    ensure_registered()
+    data = json.loads(registry.dispatch("current_time", {"timezone": "UTC"}))
+    assert data["utc_offset"] == "+00:00"
