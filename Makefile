@@ -1,0 +1,60 @@
+# Two entry points, both working on a machine with nothing but python3:
+#   make demo   set up .venv, install toolreg, run a few tools
+#   make test   set up .venv with dev tools, lint, check formatting, run the tests
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN = $(VENV)/bin
+PIP = $(BIN)/python -m pip --disable-pip-version-check
+TOOLREG = $(BIN)/toolreg
+
+# Extra packages `make demo` installs next to toolreg: the example tool packs go
+# here as pip arguments, e.g. `-e example_plugins/weather_pack`.
+DEMO_PACKS =
+
+# Installs are remembered by stamp files inside the venv: repeated runs skip pip,
+# a newer pyproject.toml (or a deleted .venv) triggers a reinstall.
+DEMO_STAMP = $(VENV)/.toolreg-demo-installed
+DEV_STAMP = $(VENV)/.toolreg-dev-installed
+
+.PHONY: demo test lint install dev clean
+
+demo: $(DEMO_STAMP)
+	@echo "== toolreg list"
+	$(TOOLREG) list
+	@echo
+	@echo "== toolreg call current_time"
+	$(TOOLREG) call current_time '{"timezone": "UTC"}'
+	@echo
+	@echo "== file round trip in a throwaway workspace"
+	@ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && \
+	export TOOLREG_WORKSPACE="$$ws" && \
+	echo "TOOLREG_WORKSPACE=$$ws" && \
+	echo "+ toolreg call write_file ..." && \
+	$(TOOLREG) call write_file '{"path": "hello.txt", "content": "Hello from toolreg!\n"}' && \
+	echo "+ toolreg call read_file ..." && \
+	$(TOOLREG) call read_file '{"path": "hello.txt"}'
+
+test: $(DEV_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest tests/
+
+install: $(DEMO_STAMP)
+dev: $(DEV_STAMP)
+
+# pip is the target, not python: a venv whose pip bootstrap failed (Debian without
+# python3-venv) must be retried, so the user sees the real error again.
+$(BIN)/pip:
+	$(PYTHON) -m venv $(VENV)
+
+$(DEMO_STAMP): pyproject.toml $(BIN)/pip
+	$(PIP) install -e . $(DEMO_PACKS)
+	touch $@
+
+$(DEV_STAMP): pyproject.toml $(BIN)/pip
+	$(PIP) install -e '.[dev]'
+	touch $@
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,131 @@
+"""Argument parsing and the ``main`` entry point: turns every outcome into an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from toolreg import __version__
+
+from ._commands import COMMANDS, load
+from ._errors import EXIT_FAILURE, CliError
+from ._logs import cli_logging
+
+FORMATS = ("openai", "anthropic", "mcp")
+
+_EPILOG = """\
+exit codes: 0 success; 1 unknown tool or toolset, a tool_error result, or an
+internal error; 2 bad usage or bad JSON arguments. Details: docs/cli.md
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``toolreg`` parser with its four subcommands."""
+    # -v works before or after the subcommand; SUPPRESS keeps a subcommand that
+    # did not see -v from resetting a -v given before it.
+    verbose = argparse.ArgumentParser(add_help=False)
+    verbose.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="debug logging on stderr, tracebacks for internal errors",
+    )
+
+    parser = argparse.ArgumentParser(
+        prog="toolreg",
+        description="Inspect and call the tools an LLM agent gets from toolreg.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[verbose],
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("list", parents=[verbose], help="list registered tools")
+    p.add_argument("--toolset", metavar="TS", help="only tools in this toolset (aliases work)")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+
+    p = sub.add_parser("show", parents=[verbose], help="show one tool's definition")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--json", action="store_true", help="print only the definition, as JSON")
+    p.add_argument(
+        "--format", choices=FORMATS, default="openai", help="definition format (default: openai)"
+    )
+
+    p = sub.add_parser("call", parents=[verbose], help="call a tool and print its result")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument(
+        "args",
+        metavar="JSON_ARGS",
+        nargs="?",
+        default="{}",
+        help="arguments as a JSON object (default: {}); '-' reads them from stdin",
+    )
+
+    p = sub.add_parser("doctor", parents=[verbose], help="report problems loading tools")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors (argparse exits 2)
+        return _exit_code(exc)
+
+    verbose = getattr(args, "verbose", False)
+    with cli_logging(verbose):
+        try:
+            return _run(args)
+        except CliError as exc:
+            _error(exc.message)
+            return exc.code
+        except KeyboardInterrupt:
+            _error("interrupted")
+            return 130
+        except BrokenPipeError:
+            # `toolreg list --json | head`: the reader left, which is not an error worth
+            # a message. Point stdout at devnull so the exit-time flush is quiet too.
+            _silence_stdout()
+            return EXIT_FAILURE
+        except Exception as exc:
+            # Not the user's fault: keep it to one line unless they asked for detail.
+            if verbose:
+                traceback.print_exc(file=sys.stderr)
+            _error(f"internal error: {type(exc).__name__}: {exc}" + _hint(verbose))
+            return EXIT_FAILURE
+
+
+def _run(args: argparse.Namespace) -> int:
+    load(args)
+    return COMMANDS[args.command](args)
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout is not a real file (tests)
+        pass
+
+
+def _error(message: str) -> None:
+    print(f"toolreg: error: {message}", file=sys.stderr)
+
+
+def _hint(verbose: bool) -> str:
+    return "" if verbose else " (run with -v for a traceback)"
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr)  # SystemExit("message") means: print it, exit 1
+    return EXIT_FAILURE

@@ -1,0 +1,194 @@
+"""The subcommands. Each takes the parsed arguments and returns an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import logging
+import sys
+from contextlib import redirect_stdout
+from typing import Any
+
+from toolreg import (
+    ToolEntry,
+    discover_builtin_tools,
+    get_discovery_failures,
+    is_tool_error,
+    registry,
+)
+
+from . import _render
+from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
+
+log = logging.getLogger(__name__)
+
+
+def load(args: argparse.Namespace) -> None:
+    """Load every tool source the CLI knows about. Tool packs and MCP will be added here.
+
+    Imports run with stdout pointed at stderr: a tool module that prints while
+    importing must not corrupt ``list --json`` and friends.
+    """
+    with redirect_stdout(sys.stderr):
+        loaded = discover_builtin_tools()
+    log.debug("built-in tool modules loaded: %s", ", ".join(loaded) or "none")
+    failures = get_discovery_failures()
+    if failures and args.command != "doctor":
+        print(
+            f"toolreg: warning: {len(failures)} tool module(s) failed to import; "
+            "run 'toolreg doctor' for details",
+            file=sys.stderr,
+        )
+
+
+# -- list --------------------------------------------------------------------------------
+
+
+def _tool_record(name: str) -> dict[str, Any]:
+    entry = registry.get_entry(name)
+    available, reason = registry.availability(name)
+    return {
+        "name": name,
+        "toolset": entry.toolset if entry else "",
+        "available": available,
+        # null rather than "" so consumers can test `reason is None` for available tools
+        "reason": None if available else reason,
+        "owner": registry.get_owner(name),
+        "description": entry.description if entry else "",
+    }
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Print every registered tool (optionally one toolset's) as a table or JSON."""
+    names = registry.get_all_tool_names()
+    if args.toolset is not None:
+        wanted = set(_toolset_tools(args.toolset))
+        names = [n for n in names if n in wanted]
+    tools = [_tool_record(n) for n in names]
+    print(_render.to_json(tools) if args.json else _render.tool_table(tools))
+    return EXIT_OK
+
+
+def _toolset_tools(toolset: str) -> list[str]:
+    """Tool names in ``toolset`` (aliases resolved); an unknown toolset is an error."""
+    names = registry.get_tool_names_for_toolset(toolset)
+    if not names:
+        # Toolsets exist only while they hold tools, so "empty" means "unknown".
+        known = registry.get_toolsets()
+        raise CliError(f"unknown toolset {toolset!r}{_did_you_mean(toolset, known)}")
+    return names
+
+
+# -- show --------------------------------------------------------------------------------
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print one tool's definition, whether or not it is available right now."""
+    entry = _require_tool(args.name)
+    definition = registry.get_definition(args.name, format=args.format)
+    if args.json:
+        print(_render.to_json(definition))
+        return EXIT_OK
+    available, reason = registry.availability(args.name)
+    owner = registry.get_owner(args.name)
+    print(_render.tool_summary(entry.name, entry.toolset, owner, available, reason))
+    print(f"definition ({args.format}):")
+    print(_render.to_json(definition))
+    return EXIT_OK
+
+
+# -- call --------------------------------------------------------------------------------
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    """Dispatch one tool call; exit 1 when the tool answers with a tool_error."""
+    tool_args = parse_tool_args(args.args)
+    _require_tool(args.name)
+    # A handler that prints would mix its chatter into the result on stdout.
+    with redirect_stdout(sys.stderr):
+        result = registry.dispatch(args.name, tool_args)
+    print(result if isinstance(result, str) else _render.to_json(result))
+    return EXIT_FAILURE if is_tool_error(result) else EXIT_OK
+
+
+def parse_tool_args(text: str) -> dict[str, Any]:
+    """Parse JSON_ARGS (``-`` reads stdin) into the dict a handler receives."""
+    source = "stdin" if text == "-" else "JSON_ARGS"
+    if text == "-":
+        text = sys.stdin.read()
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise CliError(f"{source} is not valid JSON: {exc}", EXIT_USAGE) from None
+    if not isinstance(value, dict):
+        raise CliError(
+            f'{source} must be a JSON object such as {{"path": "a.txt"}}, got {_json_kind(value)}',
+            EXIT_USAGE,
+        )
+    return value
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):  # before int: bool is an int subclass
+        return "a boolean"
+    kinds = {list: "an array", str: "a string", int: "a number", float: "a number"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+# -- doctor ------------------------------------------------------------------------------
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Report import failures, unavailable tools and rejected registrations. Always exits 0."""
+    report = doctor_report()
+    print(_render.to_json(report) if args.json else _render.doctor_report(report))
+    return EXIT_OK
+
+
+def doctor_report() -> dict[str, Any]:
+    """Everything ``doctor`` knows, as the dict ``doctor --json`` prints."""
+    names = registry.get_all_tool_names()
+    tools = [_tool_record(n) for n in names]
+    failures = get_discovery_failures()
+    return {
+        "summary": {
+            "tools": len(tools),
+            "available": sum(t["available"] for t in tools),
+        },
+        "import_failures": [
+            {"module": module, "error": error} for module, error in sorted(failures.items())
+        ],
+        "unavailable": [
+            {"name": t["name"], "toolset": t["toolset"], "reason": t["reason"]}
+            for t in tools
+            if not t["available"]
+        ],
+        "rejected": [d.to_dict() for d in registry.decisions() if d.action == "rejected"],
+    }
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+def _require_tool(name: str) -> ToolEntry:
+    entry = registry.get_entry(name)
+    if entry is None:
+        known = registry.get_all_tool_names()
+        raise CliError(f"unknown tool {name!r}{_did_you_mean(name, known)}")
+    return entry
+
+
+def _did_you_mean(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=3)
+    return f" (did you mean: {', '.join(close)}?)" if close else ""
+
+
+COMMANDS = {
+    "list": cmd_list,
+    "show": cmd_show,
+    "call": cmd_call,
+    "doctor": cmd_doctor,
+}

@@ -1,0 +1,80 @@
+"""Human-readable output: plain-text tables and reports (JSON output is printed as is)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+
+def to_json(data: Any) -> str:
+    """Pretty JSON; ``default=str`` so an odd value in a schema cannot crash output."""
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Left-aligned columns separated by two spaces; the last column is not padded."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    lines = []
+    for row in [headers, *rows]:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return "\n".join(lines)
+
+
+def tool_table(tools: Sequence[dict[str, Any]]) -> str:
+    """The ``list`` table: one row per tool, reason only for unavailable ones."""
+    rows = [
+        (t["name"], t["toolset"], "yes" if t["available"] else "no", t["reason"] or "")
+        for t in tools
+    ]
+    return table(("NAME", "TOOLSET", "AVAILABLE", "REASON"), rows)
+
+
+def tool_summary(name: str, toolset: str, owner: str | None, available: bool, reason: str) -> str:
+    """The header ``show`` prints above a definition."""
+    status = "yes" if available else f"no ({reason})" if reason else "no"
+    return "\n".join(
+        [
+            f"tool:      {name}",
+            f"toolset:   {toolset}",
+            f"owner:     {owner or 'unknown'}",
+            f"available: {status}",
+        ]
+    )
+
+
+def doctor_report(report: dict[str, Any]) -> str:
+    """The ``doctor`` text: one section per kind of problem, or a single all-clear line."""
+    summary = report["summary"]
+    lines = [
+        f"{summary['tools']} tools registered, {summary['available']} available.",
+    ]
+    failures = report["import_failures"]
+    unavailable = report["unavailable"]
+    rejected = report["rejected"]
+    if not (failures or unavailable or rejected):
+        lines.append("No problems found.")
+        return "\n".join(lines)
+
+    if failures:
+        lines += ["", f"Modules that failed to import ({len(failures)}):"]
+        lines += [f"  {f['module']}: {f['error']}" for f in failures]
+    if unavailable:
+        lines += ["", f"Unavailable tools ({len(unavailable)}):"]
+        rows = [(t["name"], t["toolset"], t["reason"] or "") for t in unavailable]
+        lines += ["  " + line for line in table(("NAME", "TOOLSET", "REASON"), rows).splitlines()]
+    if rejected:
+        lines += ["", f"Rejected registrations ({len(rejected)}):"]
+        lines += [_rejection_line(d) for d in rejected]
+    return "\n".join(lines)
+
+
+def _rejection_line(decision: dict[str, Any]) -> str:
+    who = decision.get("owner") or "unknown owner"
+    toolset = decision.get("toolset") or "?"
+    reason = decision.get("reason") or "no reason given"
+    return f"  {decision.get('tool')} (toolset {toolset}, from {who}): {reason}"

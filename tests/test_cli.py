@@ -1,0 +1,426 @@
+"""The ``toolreg`` command line: in-process through ``main`` and as a real subprocess."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolreg import registry, tool_error
+from toolreg.cli import main
+
+LIST_KEYS = {"name", "toolset", "available", "reason", "owner", "description"}
+FILE_TOOLS = {"read_file", "write_file", "edit_file", "list_directory", "search_files"}
+PARAMS = {"type": "object", "properties": {}}
+
+
+# -- fixtures and helpers --------------------------------------------------------------
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run ``main`` in-process; return (exit code, stdout, stderr)."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(err: str, *fragments: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("toolreg: error: "), err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TOOLREG_WORKSPACE", str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture
+def host_tool():
+    """Register host tools into the singleton for one test, then remove them."""
+    names: list[str] = []
+
+    def add(name: str, handler, toolset: str = "cli-test", **kwargs):
+        schema = {"name": name, "description": f"test tool {name}", "parameters": PARAMS}
+        entry = registry.register(
+            name=name, toolset=toolset, schema=schema, handler=handler, **kwargs
+        )
+        names.append(name)
+        return entry
+
+    yield add
+    for name in names:
+        registry.deregister(name)
+
+
+def console_command() -> list[str]:
+    """The installed ``toolreg`` script next to this interpreter, else ``python -m``."""
+    script = shutil.which("toolreg", path=str(Path(sys.executable).parent))
+    return [script] if script else [sys.executable, "-m", "toolreg"]
+
+
+def run_process(cmd: list[str], tmp_path: Path, stdin: str = "") -> subprocess.CompletedProcess:
+    env = {**os.environ, "TOOLREG_WORKSPACE": str(tmp_path)}
+    return subprocess.run(
+        cmd, input=stdin, capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+
+
+# -- list ------------------------------------------------------------------------------
+
+
+def test_list_json_has_exact_keys_and_builtin_owner(capsys):
+    code, out, _ = run(capsys, "list", "--json")
+    assert code == 0
+    tools = json.loads(out)
+    names = [t["name"] for t in tools]
+    assert names == sorted(names)
+    assert FILE_TOOLS | {"current_time"} <= set(names)
+    for tool in tools:
+        assert set(tool) == LIST_KEYS
+        assert isinstance(tool["available"], bool)
+        # An available tool has no reason; an unavailable one must say why.
+        assert (tool["reason"] is None) == tool["available"]
+    by_name = {t["name"]: t for t in tools}
+    assert by_name["current_time"]["owner"] == "builtin"
+    assert by_name["current_time"]["toolset"] == "time"
+    assert by_name["read_file"]["description"]
+
+
+def test_list_table_shows_reason_for_unavailable_tool(capsys, host_tool):
+    host_tool("cli_needs_env", lambda args, **kw: "ok", requires_env=["TOOLREG_CLI_TEST_UNSET"])
+    code, out, _ = run(capsys, "list")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["NAME", "TOOLSET", "AVAILABLE", "REASON"]
+    row = next(line for line in lines if line.startswith("cli_needs_env "))
+    assert row.split()[1:3] == ["cli-test", "no"]
+    assert "TOOLREG_CLI_TEST_UNSET" in row
+    time_row = next(line for line in lines if line.startswith("current_time "))
+    assert time_row.split()[1:] == ["time", "yes"]
+
+
+def test_list_toolset_filters(capsys):
+    code, out, _ = run(capsys, "list", "--toolset", "file", "--json")
+    assert code == 0
+    tools = json.loads(out)
+    assert {t["name"] for t in tools} == FILE_TOOLS
+    assert {t["toolset"] for t in tools} == {"file"}
+
+
+def test_list_toolset_accepts_alias(capsys):
+    # Aliases cannot be removed; a test-only alias name keeps the leak harmless.
+    registry.register_toolset_alias("cli-test-files-alias", "file")
+    code, out, _ = run(capsys, "list", "--toolset", "cli-test-files-alias", "--json")
+    assert code == 0
+    assert {t["name"] for t in json.loads(out)} == FILE_TOOLS
+
+
+def test_list_unknown_toolset_is_an_error(capsys):
+    code, out, err = run(capsys, "list", "--toolset", "fiel")
+    assert code == 1
+    assert out == ""
+    assert_one_line_error(err, "unknown toolset 'fiel'", "file")
+
+
+# -- show ------------------------------------------------------------------------------
+
+
+def test_show_json_formats(capsys):
+    code, out, _ = run(capsys, "show", "current_time", "--json")
+    assert code == 0
+    openai = json.loads(out)
+    assert openai["type"] == "function"
+    assert openai["function"]["name"] == "current_time"
+    assert "timezone" in openai["function"]["parameters"]["properties"]
+
+    code, out, _ = run(capsys, "show", "current_time", "--json", "--format", "anthropic")
+    assert code == 0
+    assert set(json.loads(out)) == {"name", "description", "input_schema"}
+
+    code, out, _ = run(capsys, "show", "current_time", "--json", "--format", "mcp")
+    assert code == 0
+    assert "inputSchema" in json.loads(out)
+
+
+def test_show_human_includes_availability_even_when_unavailable(capsys, host_tool):
+    host_tool("cli_probe_fails", lambda args, **kw: "ok", check_fn=lambda: (False, "no daemon"))
+    code, out, _ = run(capsys, "show", "cli_probe_fails")
+    assert code == 0
+    assert "toolset:   cli-test" in out
+    assert "owner:     host" in out
+    assert "available: no (no daemon)" in out
+    assert '"name": "cli_probe_fails"' in out
+
+
+def test_show_unknown_tool(capsys):
+    code, out, err = run(capsys, "show", "curent_time")
+    assert code == 1
+    assert out == ""
+    assert_one_line_error(err, "unknown tool 'curent_time'", "current_time")
+
+
+def test_show_bad_format_is_a_usage_error(capsys):
+    code, _, err = run(capsys, "show", "current_time", "--format", "gemini")
+    assert code == 2
+    assert "invalid choice" in err
+    assert "Traceback" not in err
+
+
+# -- call ------------------------------------------------------------------------------
+
+
+def test_call_current_time_utc(capsys):
+    code, out, _ = run(capsys, "call", "current_time", '{"timezone": "UTC"}')
+    assert code == 0
+    assert "UTC" in out or "+00:00" in out
+
+
+def test_call_file_round_trip(capsys, workspace):
+    args = json.dumps({"path": "notes/hello.txt", "content": "hello\nworld\n"})
+    code, out, _ = run(capsys, "call", "write_file", args)
+    assert code == 0, out
+    assert (workspace / "notes" / "hello.txt").read_text() == "hello\nworld\n"
+
+    code, out, _ = run(capsys, "call", "read_file", '{"path": "notes/hello.txt"}')
+    assert code == 0
+    content = json.loads(out)["content"]
+    assert "hello" in content
+    assert "world" in content
+
+
+def test_call_reads_args_from_stdin(capsys, workspace, monkeypatch):
+    (workspace / "in.txt").write_text("from stdin\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"path": "in.txt"}'))
+    code, out, _ = run(capsys, "call", "read_file", "-")
+    assert code == 0
+    assert "from stdin" in json.loads(out)["content"]
+
+
+def test_call_tool_error_exits_1(capsys, workspace):
+    code, out, err = run(capsys, "call", "read_file", '{"path": "missing.txt"}')
+    assert code == 1
+    # The tool_error is the command's output, so it goes to stdout, not stderr.
+    assert "error" in json.loads(out)
+    assert "Traceback" not in err
+
+
+def test_call_host_tool_error_result_exits_1(capsys, host_tool):
+    host_tool("cli_always_fails", lambda args, **kw: tool_error("nope"))
+    code, out, _ = run(capsys, "call", "cli_always_fails")
+    assert code == 1
+    assert json.loads(out) == {"error": "nope"}
+
+
+def test_call_handler_print_goes_to_stderr(capsys, host_tool):
+    def noisy(args, **kw):
+        print("chatter from the handler")
+        return "the result"
+
+    host_tool("cli_noisy", noisy)
+    code, out, err = run(capsys, "call", "cli_noisy", "{}")
+    assert code == 0
+    assert out == "the result\n"
+    assert "chatter from the handler" in err
+
+
+def test_call_multimodal_dict_printed_as_json(capsys, host_tool):
+    result = {"_multimodal": True, "content": [{"type": "text", "text": "hi"}]}
+    host_tool("cli_multimodal", lambda args, **kw: result)
+    code, out, _ = run(capsys, "call", "cli_multimodal")
+    assert code == 0
+    assert json.loads(out) == result
+
+
+@pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        ("{not json", "not valid JSON"),
+        ('["a", "b"]', "got an array"),
+        ('"text"', "got a string"),
+        ("null", "got null"),
+    ],
+)
+def test_call_bad_json_args_is_a_usage_error(capsys, raw, fragment):
+    code, out, err = run(capsys, "call", "current_time", raw)
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err, fragment)
+
+
+def test_call_unknown_tool(capsys):
+    code, out, err = run(capsys, "call", "no_such_tool", "{}")
+    assert code == 1
+    assert out == ""
+    assert_one_line_error(err, "unknown tool 'no_such_tool'")
+
+
+# -- usage, logging, internal errors ---------------------------------------------------
+
+
+def test_bad_flag_exits_2(capsys):
+    code, out, err = run(capsys, "list", "--bogus")
+    assert code == 2
+    assert out == ""
+    assert "toolreg: error: unrecognized arguments: --bogus" in err
+
+
+def test_missing_command_exits_2(capsys):
+    code, _, err = run(capsys)
+    assert code == 2
+    assert "toolreg: error:" in err
+
+
+def test_version_returns_0(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == 0
+    assert out.startswith("toolreg ")
+
+
+def test_verbose_works_before_or_after_command(capsys):
+    assert main(["-v", "list", "--json"]) == 0
+    _, err = capsys.readouterr()
+    assert "DEBUG" in err
+    assert main(["list", "--json", "-v"]) == 0
+    _, err = capsys.readouterr()
+    assert "DEBUG" in err
+    assert main(["list", "--json"]) == 0
+    _, err = capsys.readouterr()
+    assert "DEBUG" not in err
+
+
+def test_internal_error_is_one_line_unless_verbose(capsys, monkeypatch):
+    def boom() -> list[str]:
+        raise RuntimeError("registry on fire")
+
+    monkeypatch.setattr(registry, "get_all_tool_names", boom)
+    code, out, err = run(capsys, "list")
+    assert code == 1
+    assert out == ""
+    assert_one_line_error(err, "internal error: RuntimeError: registry on fire")
+
+    code, _, err = run(capsys, "-v", "list")
+    assert code == 1
+    assert "Traceback" in err
+
+
+def test_closed_stdout_pipe_is_quiet(capsys, monkeypatch):
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert main(["list", "--json"]) == 1
+    assert "error" not in capsys.readouterr().err
+
+
+def test_import_failure_warns_on_stderr_and_keeps_stdout_json(capsys, monkeypatch):
+    import toolreg.cli._commands as commands
+
+    failures = {"builtin_tools.broken": "ImportError: no module named 'nothere'"}
+    monkeypatch.setattr(commands, "get_discovery_failures", lambda: failures)
+    code, out, err = run(capsys, "list", "--json")
+    assert code == 0
+    assert isinstance(json.loads(out), list)
+    assert "1 tool module(s) failed to import" in err
+
+    code, out, _ = run(capsys, "doctor", "--json")
+    assert code == 0
+    assert json.loads(out)["import_failures"] == [
+        {"module": "builtin_tools.broken", "error": "ImportError: no module named 'nothere'"}
+    ]
+
+
+# -- doctor ----------------------------------------------------------------------------
+
+
+def test_doctor_json_shape(capsys):
+    code, out, _ = run(capsys, "doctor", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert set(report) == {"summary", "import_failures", "unavailable", "rejected"}
+    assert report["summary"]["tools"] == len(registry.get_all_tool_names())
+    assert 0 <= report["summary"]["available"] <= report["summary"]["tools"]
+    for tool in report["unavailable"]:
+        assert set(tool) == {"name", "toolset", "reason"}
+        assert tool["reason"]
+
+
+def test_doctor_reports_rejected_registration(capsys, host_tool):
+    host_tool("cli_contested", lambda args, **kw: "first", toolset="cli-test-a")
+    # Same name, different toolset, no override: the registry refuses it.
+    rejected = registry.register(
+        name="cli_contested",
+        toolset="cli-test-b",
+        schema={"name": "cli_contested", "description": "second", "parameters": PARAMS},
+        handler=lambda args, **kw: "second",
+    )
+    assert rejected is None
+
+    code, out, _ = run(capsys, "doctor", "--json")
+    assert code == 0
+    mine = [d for d in json.loads(out)["rejected"] if d["tool"] == "cli_contested"]
+    assert mine, "the rejected registration is missing from doctor --json"
+    assert mine[-1]["toolset"] == "cli-test-b"
+    assert mine[-1]["previous_toolset"] == "cli-test-a"
+    assert mine[-1]["action"] == "rejected"
+
+    code, out, _ = run(capsys, "doctor")
+    assert code == 0
+    assert "Rejected registrations" in out
+    assert "cli_contested (toolset cli-test-b, from host)" in out
+
+
+def test_doctor_lists_unavailable_tool(capsys, host_tool):
+    host_tool("cli_doctor_env", lambda args, **kw: "ok", requires_env=["TOOLREG_CLI_TEST_UNSET"])
+    code, out, _ = run(capsys, "doctor")
+    assert code == 0
+    assert "Unavailable tools" in out
+    row = next(line for line in out.splitlines() if "cli_doctor_env" in line)
+    assert "TOOLREG_CLI_TEST_UNSET" in row
+
+
+# -- the real entry points -------------------------------------------------------------
+
+
+def test_python_m_toolreg_list_json_stdout_is_pure_json(tmp_path):
+    proc = run_process([sys.executable, "-m", "toolreg", "list", "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    names = {t["name"] for t in json.loads(proc.stdout)}
+    assert "current_time" in names
+    assert "Traceback" not in proc.stderr
+
+
+def test_console_script_error_goes_to_stderr_only(tmp_path):
+    proc = run_process([*console_command(), "show", "no_such_tool"], tmp_path)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert_one_line_error(proc.stderr, "unknown tool 'no_such_tool'")
+
+
+def test_console_script_call_with_stdin_round_trip(tmp_path):
+    payload = json.dumps({"path": "x.txt", "content": "via subprocess"})
+    proc = run_process([*console_command(), "call", "write_file", "-"], tmp_path, stdin=payload)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "x.txt").read_text() == "via subprocess"
+
+    proc = run_process([*console_command(), "call", "read_file", '{"path": "x.txt"}'], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "via subprocess" in json.loads(proc.stdout)["content"]
+
+
+def test_console_script_bad_json_exits_2(tmp_path):
+    proc = run_process([*console_command(), "call", "current_time", "[1, 2]"], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert_one_line_error(proc.stderr, "got an array")
