@@ -1,0 +1,532 @@
+"""Core performance benchmarks for toolreg, reported as ratios against a same-run floor.
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/bench_core.py [--quick] [--json PATH]
+
+Shared machines are noisy, so every case is measured next to a floor (the
+cheapest way to do the same job without toolreg, or the cold path a cache is
+meant to avoid) in the same run, and the verdict is on the ratio. The script
+reports; it never fails: the exit code is always 0. See benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from toolreg import ToolRegistry
+
+
+@dataclass(frozen=True)
+class Config:
+    repeat: int  # interleaved timeit repeats per statement (min is kept)
+    slice_s: float  # target duration of one timeit repeat
+    samples: int  # single-shot samples for get_definitions (min is kept)
+    subprocess_samples: int  # fresh interpreters per discovery variant (median is kept)
+    register_runs: int  # runs of "register 10,000 tools" (min is kept)
+
+
+FULL = Config(repeat=9, slice_s=0.02, samples=200, subprocess_samples=15, register_runs=3)
+QUICK = Config(repeat=3, slice_s=0.005, samples=30, subprocess_samples=4, register_runs=1)
+
+
+@dataclass
+class Result:
+    case: str
+    value_ns: float | None
+    floor_ns: float | None = None
+    target: float | None = None  # the ratio must be <= target; None means report only
+    added_ns: float | None = None  # value - floor, where an absolute overhead makes sense
+    note: str = ""
+    error: str | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.value_ns is None or not self.floor_ns:
+            return None
+        return self.value_ns / self.floor_ns
+
+    @property
+    def verdict(self) -> str:
+        if self.error is not None:
+            return "ERROR"
+        if self.target is None or self.ratio is None:
+            return "info"
+        return "PASS" if self.ratio <= self.target else "MISS"
+
+
+# -- shared timing helpers -------------------------------------------------------
+
+
+def _calibrate(timer: timeit.Timer, slice_s: float) -> int:
+    """A loop count for which one ``timer.timeit(number)`` takes about ``slice_s``."""
+    number = 1
+    while True:
+        elapsed = timer.timeit(number)
+        if elapsed >= slice_s / 10:
+            return max(1, round(number * slice_s / elapsed))
+        number *= 10
+
+
+def time_statements(
+    stmts: dict[str, str], namespace: dict[str, Any], cfg: Config
+) -> dict[str, float]:
+    """Min-of-N nanoseconds per execution of each statement.
+
+    Repeats are interleaved (a, b, a, b, ...) so a noisy moment on the machine
+    hits every statement alike instead of skewing one of them. ``timeit`` turns
+    the garbage collector off while it times, and its loop overhead (a few ns)
+    is included in every figure alike.
+    """
+    timers = {key: timeit.Timer(stmt, globals=namespace) for key, stmt in stmts.items()}
+    numbers = {key: _calibrate(timer, cfg.slice_s) for key, timer in timers.items()}
+    best = dict.fromkeys(timers, math.inf)
+    for _ in range(cfg.repeat):
+        for key, timer in timers.items():
+            per_op = timer.timeit(numbers[key]) / numbers[key] * 1e9
+            best[key] = min(best[key], per_op)
+    return best
+
+
+def time_calls(
+    calls: dict[str, Callable[[], object]], prepare: Callable[[], object], samples: int
+) -> dict[str, float]:
+    """Min-of-N nanoseconds for single calls, after an untimed ``prepare()`` each sample.
+
+    Within a sample the calls run in the given order, so a later call can
+    measure the state an earlier one left behind (e.g. a warm memo).
+    """
+    best = dict.fromkeys(calls, math.inf)
+    gc.collect()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(samples):
+            prepare()
+            for key, call in calls.items():
+                start = time.perf_counter_ns()
+                call()
+                best[key] = min(best[key], time.perf_counter_ns() - start)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return best
+
+
+# -- fixtures ----------------------------------------------------------------------
+
+
+def handler(args: dict[str, Any]) -> str:
+    return "ok"
+
+
+def always_available() -> bool:
+    return True
+
+
+def tool_name(i: int) -> str:
+    return f"tool_{i:05d}"
+
+
+def populate(registry: ToolRegistry, count: int) -> None:
+    """Register ``count`` trivial tools one by one, 100 per toolset."""
+    schema = {
+        "description": "A trivial tool.",
+        "parameters": {"type": "object", "properties": {"x": {"type": "string"}}},
+    }
+    for i in range(count):
+        registry.register(tool_name(i), f"set_{i // 100:03d}", schema, handler)
+
+
+def realistic_schema(i: int) -> dict[str, Any]:
+    """Five described properties, two of them enums, two required."""
+    return {
+        "description": (
+            f"Tool {i}: reads, filters and summarises records from the workspace "
+            "and returns the outcome as a JSON object."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string",
+                    "description": "File or directory to work on, relative to the workspace root.",
+                },
+                "mode": {
+                    "type": "string",
+                    "enum": ["read", "append", "overwrite"],
+                    "description": "How to open the target.",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 1000,
+                    "description": "Maximum number of records to return.",
+                },
+                "format": {
+                    "type": "string",
+                    "enum": ["text", "json", "markdown"],
+                    "description": "Shape of the returned summary.",
+                },
+                "recursive": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Whether to descend into subdirectories.",
+                },
+            },
+            "required": ["path", "mode"],
+        },
+    }
+
+
+# -- cases -------------------------------------------------------------------------
+
+
+def bench_register(cfg: Config, count: int = 10_000) -> tuple[Result, ToolRegistry]:
+    """Registering ``count`` tools one by one; also returns the populated registry."""
+    best = math.inf
+    registry = ToolRegistry()
+    for _ in range(cfg.register_runs):
+        registry = ToolRegistry()
+        start = time.perf_counter_ns()
+        populate(registry, count)
+        best = min(best, time.perf_counter_ns() - start)
+    note = f"{best / count / 1e3:.1f} µs/tool on average; min of {cfg.register_runs} run(s)"
+    return Result(f"register {count:,} tools one by one", best, note=note), registry
+
+
+def bench_dispatch(cfg: Config, registries: dict[int, ToolRegistry]) -> list[Result]:
+    """``registry.dispatch(name, args)`` against calling the handler directly."""
+    results = []
+    for size, registry in registries.items():
+        namespace = {
+            "registry": registry,
+            "handler": handler,
+            "name": tool_name(size // 2),
+            "args": {"path": "notes.txt"},
+        }
+        if registry.dispatch(namespace["name"], namespace["args"]) != "ok":
+            raise RuntimeError("dispatch did not return the handler's result")
+        times = time_statements(
+            {"floor": "handler(args)", "dispatch": "registry.dispatch(name, args)"},
+            namespace,
+            cfg,
+        )
+        added = times["dispatch"] - times["floor"]
+        results.append(
+            Result(
+                f"dispatch @ {size:,} tools",
+                times["dispatch"],
+                times["floor"],
+                target=3.0,
+                added_ns=added,
+                note=f"{added:+.0f} ns per call over handler(args)",
+            )
+        )
+    return results
+
+
+def bench_get_entry(cfg: Config, registries: dict[int, ToolRegistry]) -> list[Result]:
+    """``registry.get_entry(name)`` against ``dict.get`` on a dict of the same size."""
+    results = []
+    for size, registry in registries.items():
+        plain = {tool_name(i): registry.get_entry(tool_name(i)) for i in range(size)}
+        namespace = {"registry": registry, "plain": plain, "name": tool_name(size // 2)}
+        times = time_statements(
+            {"floor": "plain.get(name)", "get_entry": "registry.get_entry(name)"},
+            namespace,
+            cfg,
+        )
+        added = times["get_entry"] - times["floor"]
+        results.append(
+            Result(
+                f"get_entry @ {size:,} tools",
+                times["get_entry"],
+                times["floor"],
+                target=1.5,
+                added_ns=added,
+                note=f"{added:+.0f} ns per call over dict.get",
+            )
+        )
+    return results
+
+
+def bench_definitions(cfg: Config, count: int = 100) -> list[Result]:
+    """Memoised get_definitions / get_definitions_json against a cold build."""
+    # A frozen clock keeps check_fn verdicts cached for the whole run, so neither
+    # path re-probes: the comparison is about building definitions only.
+    registry = ToolRegistry(clock=lambda: 0.0)
+    for i in range(count):
+        check_fn = always_available if i % 4 == 0 else None
+        registry.register(
+            tool_name(i), f"set_{i // 10:02d}", realistic_schema(i), handler, check_fn
+        )
+    if len(registry.get_definitions()) != count:
+        raise RuntimeError(f"expected {count} definitions")
+    dummy_schema = {"parameters": {"type": "object", "properties": {}}}
+
+    def bump_generation() -> None:
+        # Two cheap mutations that leave the same 100 tools but a new generation,
+        # so the next read is a memo miss. Untimed.
+        registry.register("zz_dummy", "dummy", dummy_schema, handler)
+        registry.deregister("zz_dummy")
+
+    results = []
+    for label, call in (
+        ("get_definitions", registry.get_definitions),
+        ("get_definitions_json", registry.get_definitions_json),
+    ):
+        times = time_calls({"cold": call, "memoised": call}, bump_generation, cfg.samples)
+        results.append(
+            Result(
+                f"{label} memoised vs cold ({count} tools)",
+                times["memoised"],
+                times["cold"],
+                target=0.05,
+                note=f"floor column = cold build; min of {cfg.samples} single calls",
+            )
+        )
+    return results
+
+
+# Runs in a fresh interpreter per sample. argv[1] is a JSON spec; prints JSON with
+# the timed seconds and the stdlib modules first imported during the timed call.
+_CHILD = r"""
+import importlib, json, sys, time
+spec = json.loads(sys.argv[1])
+import toolreg
+for name in spec["preimport"]:
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass
+before = set(sys.modules)
+start = time.perf_counter()
+if spec["mode"] == "import":
+    for name in spec["modules"]:
+        importlib.import_module(name)
+    imported = spec["modules"]
+else:
+    imported = toolreg.discover_builtin_tools()
+elapsed = time.perf_counter() - start
+new = [m for m in sys.modules if m not in before]
+stdlib = [m for m in new if m.partition(".")[0] in sys.stdlib_module_names]
+print(json.dumps({"seconds": elapsed, "modules": imported, "stdlib": stdlib,
+                  "tools": len(toolreg.registry)}))
+"""
+
+
+def _run_child(spec: dict[str, Any], cache_dir: str, pycache: str) -> dict[str, Any]:
+    env = dict(os.environ, TOOLREG_CACHE_DIR=cache_dir, PYTHONPYCACHEPREFIX=pycache)
+    # Bytecode goes to a private prefix (not the source tree) and is reused by
+    # every later child, so imports load .pyc files as an installed package would.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, json.dumps(spec)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"child ({spec['mode']}) failed:\n{proc.stderr.strip()}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def bench_discovery(cfg: Config) -> list[Result]:
+    """discover_builtin_tools() cold and warm against importing the same modules."""
+    with tempfile.TemporaryDirectory(prefix="toolreg-bench-") as tmp:
+        pycache = os.path.join(tmp, "pycache")
+        warm_cache = os.path.join(tmp, "warm-cache")
+        # Two probes. The first learns which modules discovery imports, fills the
+        # warm cache and compiles bytecode for every later child; the second
+        # learns which stdlib modules those modules pull in (by plain import, so
+        # discovery's own cold-path imports are not counted).
+        modules = _run_child({"mode": "discover", "preimport": []}, warm_cache, pycache)["modules"]
+        if not modules:
+            raise RuntimeError("discover_builtin_tools() imported no modules")
+        stdlib = _run_child(
+            {"mode": "import", "modules": modules, "preimport": []}, warm_cache, pycache
+        )["stdlib"]
+        base = {"modules": modules, "preimport": stdlib}
+
+        def run(mode: str, cache_dir: str) -> dict[str, Any]:
+            return _run_child({**base, "mode": mode}, cache_dir, pycache)
+
+        def cold_cache() -> str:
+            return tempfile.mkdtemp(prefix="cold-", dir=tmp)
+
+        samples: dict[str, list[float]] = {"import": [], "warm": [], "cold": []}
+        mismatches: set[str] = set()
+        extra_stdlib: dict[str, set[str]] = {"import": set(), "warm": set(), "cold": set()}
+        tools = 0
+        for i in range(cfg.subprocess_samples + 1):  # the first round is a warm-up
+            # Interleaved, so drift on the machine affects all three alike.
+            for variant, cache_dir in (
+                ("import", warm_cache),  # plain imports never read the cache
+                ("warm", warm_cache),
+                ("cold", cold_cache()),
+            ):
+                out = run(variant if variant == "import" else "discover", cache_dir)
+                if out["modules"] != modules:
+                    mismatches.add(variant)
+                extra_stdlib[variant].update(out["stdlib"])
+                if i:
+                    samples[variant].append(out["seconds"] * 1e9)
+                tools = out["tools"]
+
+    floor = statistics.median(samples["import"])
+    warm = statistics.median(samples["warm"])
+    cold = statistics.median(samples["cold"])
+    note = (
+        f"{len(modules)} modules, {tools} tools; {len(stdlib)} stdlib modules "
+        f"pre-imported; median of {cfg.subprocess_samples} fresh interpreters"
+    )
+    if mismatches:
+        note += f"; WARNING module list changed during run ({', '.join(sorted(mismatches))})"
+
+    def imports_note(variant: str) -> str:
+        extra = sorted(extra_stdlib[variant])
+        return f"; also imported stdlib {', '.join(extra)}" if extra else ""
+
+    return [
+        Result(
+            "discovery warm vs plain import",
+            warm,
+            floor,
+            target=1.1,
+            added_ns=warm - floor,
+            note=f"{(warm - floor) / 1e3:+.0f} µs; {note}{imports_note('warm')}",
+        ),
+        Result(
+            "discovery cold vs plain import",
+            cold,
+            floor,
+            added_ns=cold - floor,
+            note=f"{(cold - floor) / 1e3:+.0f} µs; AST scan + cache write{imports_note('cold')}",
+        ),
+    ]
+
+
+# -- reporting ---------------------------------------------------------------------
+
+
+def format_ns(ns: float | None) -> str:
+    if ns is None:
+        return "-"
+    if ns < 1_000:
+        return f"{ns:.1f} ns"
+    if ns < 10_000_000:
+        return f"{ns / 1e3:.1f} µs"
+    return f"{ns / 1e6:.1f} ms"
+
+
+def print_table(results: list[Result]) -> None:
+    rows = [("case", "value", "floor", "ratio", "target", "verdict", "note")]
+    for r in results:
+        rows.append(
+            (
+                r.case,
+                format_ns(r.value_ns),
+                format_ns(r.floor_ns),
+                "-" if r.ratio is None else f"{r.ratio:.3f}x",
+                "report" if r.target is None else f"<= {r.target:g}x",
+                r.verdict,
+                r.error or r.note,
+            )
+        )
+    widths = [max(len(row[col]) for row in rows) for col in range(6)]
+    for index, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])]
+        cells += [cell.rjust(width) for cell, width in zip(row[1:6], widths[1:], strict=True)]
+        print("  ".join(cells) + "  " + row[6])
+        if index == 0:
+            print("-" * (sum(widths) + 2 * 6 + len("note")))
+
+
+def write_json(path: str, results: list[Result], meta: dict[str, Any]) -> None:
+    payload = {
+        "meta": meta,
+        "results": [
+            {**asdict(r), "ratio": r.ratio, "verdict": r.verdict, "unit": "ns"} for r in results
+        ],
+    }
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(payload, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
+def run_case(results: list[Result], name: str, fn: Callable[[], list[Result]]) -> None:
+    """Run one case; a crash becomes an ERROR row instead of ending the report."""
+    print(f"  {name} ...", file=sys.stderr, flush=True)
+    try:
+        results.extend(fn())
+    except Exception as exc:
+        traceback.print_exc(file=sys.stderr)
+        results.append(Result(name, None, error=f"{type(exc).__name__}: {exc}"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke run")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+    cfg = QUICK if args.quick else FULL
+    started = time.perf_counter()
+    print(f"toolreg core benchmarks ({'quick' if args.quick else 'full'} run)", file=sys.stderr)
+
+    results: list[Result] = []
+    registries: dict[int, ToolRegistry] = {}
+
+    def register_and_build() -> list[Result]:
+        small = ToolRegistry()
+        populate(small, 100)
+        registries[100] = small
+        result, registries[10_000] = bench_register(cfg)
+        return [result]
+
+    run_case(results, "register", register_and_build)
+    run_case(results, "dispatch", lambda: bench_dispatch(cfg, registries))
+    run_case(results, "get_entry", lambda: bench_get_entry(cfg, registries))
+    run_case(results, "definitions", lambda: bench_definitions(cfg))
+    run_case(results, "discovery", lambda: bench_discovery(cfg))
+    results.append(results.pop(0))  # the report-only registration row goes last
+
+    elapsed = time.perf_counter() - started
+    print()
+    print_table(results)
+    print(f"\n{sys.implementation.name} {platform.python_version()}, {elapsed:.1f} s")
+    if args.json:
+        meta = {
+            "python": platform.python_version(),
+            "implementation": sys.implementation.name,
+            "platform": platform.platform(),
+            "quick": args.quick,
+            "config": asdict(cfg),
+            "elapsed_s": round(elapsed, 2),
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+        try:
+            write_json(args.json, results, meta)
+        except OSError as exc:
+            print(f"cannot write {args.json}: {exc}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
