@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from ._entry import ToolEntry
@@ -26,6 +26,8 @@ class Decision:
     previous_owner: str | None = None
     generation: int = 0
     timestamp: float = field(default_factory=time.time)
+    #: Position in the log, increasing; ``decisions(since=seq)`` reads what came after.
+    seq: int = 0
     #: The entry this decision displaced, so an unload can restore it.
     replaced: ToolEntry | None = field(default=None, repr=False, compare=False)
 
@@ -39,11 +41,17 @@ class DecisionLog:
     def __init__(self, maxlen: int = 1000) -> None:
         self._items: deque[Decision] = deque(maxlen=maxlen)
         self._lock = threading.Lock()
+        self._seq = 0
+
+    @property
+    def last_seq(self) -> int:
+        return self._seq
 
     def append(self, decision: Decision) -> None:
         with self._lock:
-            self._items.append(decision)
+            self._seq += 1
+            self._items.append(replace(decision, seq=self._seq))
 
-    def snapshot(self) -> list[Decision]:
+    def snapshot(self, since: int = 0) -> list[Decision]:
         with self._lock:
-            return list(self._items)
+            return [d for d in self._items if d.seq > since]

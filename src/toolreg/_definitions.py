@@ -53,9 +53,11 @@ def _static_definition(entry: ToolEntry, formatter: Formatter) -> dict[str, Any]
 
 def _dynamic_definition(entry: ToolEntry, formatter: Formatter) -> dict[str, Any]:
     """The definition with ``dynamic_schema_overrides()`` merged in, as a private copy."""
+    if entry.dynamic_schema_overrides is None:
+        return copy.deepcopy(_static_definition(entry, formatter))
     overrides = None
     try:
-        overrides = entry.dynamic_schema_overrides()  # type: ignore[misc]
+        overrides = entry.dynamic_schema_overrides()
         if overrides is not None and not isinstance(overrides, dict):
             raise TypeError(f"returned {type(overrides).__name__}, expected dict or None")
         if overrides and "parameters" in overrides:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from ._async_bridge import run_coroutine
 from ._entry import ToolEntry
@@ -62,10 +62,60 @@ def _cap(entry: ToolEntry, result: str) -> str:
     return truncate(result, limit)
 
 
+class DispatchHooks(Protocol):
+    """What the plugin layer plugs into dispatch (see ``toolreg.hookspecs``)."""
+
+    def before(self, name: str, args: dict[str, Any]) -> str | None:
+        """A block message, or None to let the call through."""
+
+    def after(self, name: str, args: dict[str, Any], result: Any) -> str | dict[str, Any]:
+        """The result to return, after observers and transforms have run."""
+
+
 class DispatchMixin:
     """``dispatch`` and ``adispatch`` over a table's published ``_tools`` dict."""
 
     _tools: dict[str, ToolEntry]
+    _dispatch_hooks: DispatchHooks | None = None
+
+    def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
+        """Install (or with None, remove) the hooks around every dispatch.
+
+        Without hooks, ``dispatch`` is the plain method: no hook layer costs
+        anything until some pack implements a dispatch hook.
+        """
+        self._dispatch_hooks = hooks
+        if hooks is None:
+            self.__dict__.pop("dispatch", None)
+            self.__dict__.pop("adispatch", None)
+        else:
+            self.dispatch = self._hooked_dispatch  # type: ignore[method-assign]
+            self.adispatch = self._hooked_adispatch  # type: ignore[method-assign]
+
+    def _hooked_dispatch(
+        self, name: str, args: dict[str, Any], **kwargs: Any
+    ) -> str | dict[str, Any]:
+        hooks = self._dispatch_hooks
+        if hooks is None:
+            return DispatchMixin.dispatch(self, name, args, **kwargs)
+        blocked = hooks.before(name, args)
+        if blocked is not None:
+            return tool_error(blocked, error_type="blocked", tool=name)
+        result = DispatchMixin.dispatch(self, name, args, **kwargs)
+        return hooks.after(name, args, result)
+
+    async def _hooked_adispatch(
+        self, name: str, args: dict[str, Any], **kwargs: Any
+    ) -> str | dict[str, Any]:
+        hooks = self._dispatch_hooks
+        if hooks is None:
+            return await DispatchMixin.adispatch(self, name, args, **kwargs)
+        # Hooks are synchronous and may block: keep them off the event loop.
+        blocked = await asyncio.to_thread(hooks.before, name, args)
+        if blocked is not None:
+            return tool_error(blocked, error_type="blocked", tool=name)
+        result = await DispatchMixin.adispatch(self, name, args, **kwargs)
+        return await asyncio.to_thread(hooks.after, name, args, result)
 
     def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str | dict[str, Any]:
         """Run tool ``name`` with ``args``; always returns a str or multimodal dict."""

@@ -12,6 +12,7 @@ the host process can always reach around it.
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.util
 import os
 import sys
@@ -37,11 +38,18 @@ class PluginPolicy:
     #: Directories and files holding the namespace's code, for frames whose
     #: ``__name__`` was forged (``exec`` with custom globals).
     paths: tuple[str, ...] = field(default=(), compare=False)
+    #: Glob patterns the plugin's tool names must match; None means any name.
+    tool_patterns: tuple[str, ...] | None = None
 
     @property
     def config_key(self) -> str:
         """The operator config key that grants this plugin overrides."""
         return f"plugins.entries.{self.plugin_id}.allow_tool_override"
+
+    def may_name(self, tool: str) -> bool:
+        if self.tool_patterns is None:
+            return True
+        return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.tool_patterns)
 
     def owns_module(self, module: str) -> bool:
         return module == self.namespace or module.startswith(self.namespace + ".")
@@ -127,6 +135,7 @@ class PolicyBook:
         allowed: bool,
         plugin_id: str | None = None,
         paths: Sequence[str] | None = None,
+        tool_patterns: Sequence[str] | None = None,
     ) -> PluginPolicy:
         if not namespace or not all(part.isidentifier() for part in namespace.split(".")):
             raise ValueError(f"Invalid plugin module namespace: {namespace!r}")
@@ -138,6 +147,7 @@ class PolicyBook:
             allowed=bool(allowed),
             plugin_id=plugin_id or namespace,
             paths=tuple(os.path.realpath(p) for p in (paths or ())) + found,
+            tool_patterns=None if tool_patterns is None else tuple(tool_patterns),
         )
         self._by_namespace[namespace] = policy
         return policy

@@ -86,9 +86,17 @@ class ToolTable:
     def get_toolset_aliases(self) -> dict[str, str]:
         return dict(self._aliases)
 
-    def decisions(self) -> list[Decision]:
-        """Registration decisions, oldest first (bounded; old ones fall off)."""
-        return self._log.snapshot()
+    def decisions(self, since: int = 0) -> list[Decision]:
+        """Registration decisions after sequence number ``since``, oldest first.
+
+        The log is bounded: the oldest decisions fall off.
+        """
+        return self._log.snapshot(since)
+
+    @property
+    def last_decision_seq(self) -> int:
+        """The sequence number of the newest decision (0 before any)."""
+        return self._log.last_seq
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -105,6 +113,7 @@ class ToolTable:
         *,
         plugin_id: str | None = None,
         paths: Sequence[str] | None = None,
+        tool_patterns: Sequence[str] | None = None,
     ) -> PluginPolicy:
         """Bind a plugin's module namespace to the operator's override decision.
 
@@ -118,7 +127,7 @@ class ToolTable:
                     f"Plugin {callers[0].plugin_id!r} may not change plugin policies "
                     f"(attempted for namespace {module_namespace!r})"
                 )
-            return self._policies.bind(module_namespace, allowed, plugin_id, paths)
+            return self._policies.bind(module_namespace, allowed, plugin_id, paths, tool_patterns)
 
     def get_plugin_policy(self, module_namespace: str) -> PluginPolicy | None:
         return self._policies.get(module_namespace)
@@ -195,6 +204,16 @@ class ToolTable:
     ) -> Action | None:
         """Apply the conflict rules; None means rejected (already logged)."""
         name, toolset = entry.name, entry.toolset
+        for policy in plugins:
+            if not policy.may_name(name):
+                reason = (
+                    f"plugin {policy.plugin_id!r} may register only tools matching "
+                    f"{list(policy.tool_patterns or ())} "
+                    f"(plugins.entries.{policy.plugin_id}.tools); {name!r} is outside them"
+                )
+                logger.error("Tool registration REFUSED: %s", reason)
+                self._record("rejected", entry, owner, reason, self._tools.get(name), None)
+                raise PermissionError(reason)
         existing = self._tools.get(name)
         if existing is None:
             return "registered"
