@@ -1,0 +1,320 @@
+"""Tests for availability: requires_env, the 30 s check_fn cache and the 60 s flake grace."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from toolreg import ToolRegistry
+
+TTL = 30.0
+GRACE = 60.0
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class Probe:
+    """A check_fn that counts its calls and answers what the test says."""
+
+    def __init__(self, result: Any = True) -> None:
+        self.result = result
+        self.calls = 0
+
+    def __call__(self) -> Any:
+        self.calls += 1
+        if isinstance(self.result, BaseException):
+            raise self.result
+        return self.result
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def reg(clock: FakeClock) -> ToolRegistry:
+    return ToolRegistry(clock=clock)
+
+
+@pytest.fixture(autouse=True)
+def no_test_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ["TOOLREG_T_A", "TOOLREG_T_B", "TOOLREG_T_C"]:
+        monkeypatch.delenv(var, raising=False)
+
+
+SCHEMA: dict[str, Any] = {"parameters": {"type": "object", "properties": {}}}
+
+
+def add(reg: ToolRegistry, name: str, toolset: str = "ts", **kwargs: Any) -> None:
+    reg.register(name, toolset, dict(SCHEMA), lambda args: "ok", **kwargs)
+
+
+def flake_warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [
+        r for r in caplog.records if r.levelno == logging.WARNING and "probed" in r.getMessage()
+    ]
+
+
+class TestCache:
+    def test_result_is_cached_for_30_seconds(self, reg: ToolRegistry, clock: FakeClock) -> None:
+        probe = Probe(True)
+        add(reg, "probed", check_fn=probe)
+
+        assert reg.availability("probed") == (True, "")
+        assert reg.is_tool_available("probed")
+        clock.advance(TTL - 0.1)
+        assert reg.availability("probed")[0]
+        assert probe.calls == 1
+
+        clock.advance(0.2)
+        assert reg.availability("probed")[0]
+        assert probe.calls == 2
+
+    def test_cached_result_hides_a_change_until_expiry(
+        self, reg: ToolRegistry, clock: FakeClock
+    ) -> None:
+        probe = Probe(False)
+        add(reg, "probed", check_fn=probe)
+        assert not reg.availability("probed")[0]
+
+        probe.result = True
+        clock.advance(TTL - 1)
+        assert not reg.availability("probed")[0]
+        clock.advance(2)
+        assert reg.availability("probed")[0]
+
+    def test_invalidate_forgets_cached_results(self, reg: ToolRegistry) -> None:
+        probe = Probe(False)
+        add(reg, "probed", check_fn=probe)
+        assert not reg.availability("probed")[0]
+
+        probe.result = True
+        assert not reg.availability("probed")[0]  # still cached
+        reg.invalidate_check_fn_cache()
+        assert reg.availability("probed") == (True, "")
+        assert probe.calls == 2
+
+
+class TestFlakeGrace:
+    def test_failure_soon_after_success_is_served_as_available(
+        self, reg: ToolRegistry, clock: FakeClock, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        probe = Probe(True)
+        add(reg, "probed", check_fn=probe)
+        assert reg.availability("probed")[0]
+
+        probe.result = False
+        clock.advance(TTL + 1)
+        with caplog.at_level(logging.WARNING, logger="toolreg"):
+            assert reg.availability("probed")[0]
+        assert len(flake_warnings(caplog)) == 1
+
+    def test_flake_is_not_cached(self, reg: ToolRegistry, clock: FakeClock) -> None:
+        probe = Probe(True)
+        add(reg, "probed", check_fn=probe)
+        reg.availability("probed")
+        probe.result = False
+        clock.advance(TTL + 1)
+
+        assert reg.availability("probed")[0]
+        assert reg.availability("probed")[0]
+        assert probe.calls == 3  # each read after the flake probes again
+
+        probe.result = True  # recovery is seen at once
+        assert reg.availability("probed")[0]
+        assert probe.calls == 4
+
+    def test_grace_counts_from_the_last_success(
+        self, reg: ToolRegistry, clock: FakeClock, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        probe = Probe(True)
+        add(reg, "probed", check_fn=probe)
+        reg.availability("probed")  # success at t=0
+        probe.result = False
+
+        with caplog.at_level(logging.WARNING, logger="toolreg"):
+            clock.advance(TTL + 1)
+            assert reg.availability("probed")[0]  # t=31: flake
+            clock.advance(GRACE - TTL - 2)
+            assert reg.availability("probed")[0]  # t=59: still within the grace
+            clock.advance(2)
+            verdict = reg.availability("probed")  # t=61: honoured
+        assert verdict[0] is False
+        assert len(flake_warnings(caplog)) == 2
+
+    def test_failure_past_the_window_is_honoured_and_cached(
+        self, reg: ToolRegistry, clock: FakeClock
+    ) -> None:
+        probe = Probe(True)
+        add(reg, "probed", check_fn=probe)
+        reg.availability("probed")
+        probe.result = False
+        clock.advance(GRACE + 1)
+
+        assert reg.availability("probed")[0] is False
+        calls = probe.calls
+        probe.result = True
+        clock.advance(TTL - 1)
+        assert reg.availability("probed")[0] is False  # the failure is cached
+        assert probe.calls == calls
+        clock.advance(2)
+        assert reg.availability("probed")[0] is True
+
+    def test_failure_with_no_earlier_success_is_honoured_and_cached(
+        self, reg: ToolRegistry, clock: FakeClock, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        probe = Probe(False)
+        add(reg, "probed", check_fn=probe)
+        with caplog.at_level(logging.WARNING, logger="toolreg"):
+            assert reg.availability("probed")[0] is False
+            clock.advance(TTL - 1)
+            assert reg.availability("probed")[0] is False
+        assert probe.calls == 1
+        assert flake_warnings(caplog) == []
+
+    def test_new_success_restarts_the_grace(self, reg: ToolRegistry, clock: FakeClock) -> None:
+        probe = Probe(True)
+        add(reg, "probed", check_fn=probe)
+        reg.availability("probed")  # success at t=0
+        clock.advance(GRACE - 10)
+        reg.availability("probed")  # success at t=50
+        probe.result = False
+        clock.advance(GRACE - 10)  # t=100: 100 s after the first, 50 s after the last
+        assert reg.availability("probed")[0] is True
+
+    def test_flaky_tool_stays_in_the_definitions(self, reg: ToolRegistry, clock: FakeClock) -> None:
+        probe = Probe(True)
+        add(reg, "probed", check_fn=probe)
+        assert [d["function"]["name"] for d in reg.get_definitions()] == ["probed"]
+        probe.result = False
+        clock.advance(TTL + 1)
+        assert [d["function"]["name"] for d in reg.get_definitions()] == ["probed"]
+
+
+class TestCheckFnOutcomes:
+    def test_raising_check_counts_as_failed_and_logs_the_traceback(
+        self, reg: ToolRegistry, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        add(reg, "probed", check_fn=Probe(ConnectionError("docker socket gone")))
+        with caplog.at_level(logging.WARNING, logger="toolreg"):
+            ok, reason = reg.availability("probed")
+
+        assert ok is False
+        assert "docker socket gone" in reason
+        records = [r for r in caplog.records if r.exc_info is not None]
+        assert records, "expected a logged traceback"
+        assert records[0].exc_info[0] is ConnectionError
+        assert "probed" in records[0].getMessage()
+
+    def test_raising_check_soon_after_success_is_a_flake(
+        self, reg: ToolRegistry, clock: FakeClock
+    ) -> None:
+        probe = Probe(True)
+        add(reg, "probed", check_fn=probe)
+        reg.availability("probed")
+        probe.result = TimeoutError("slow")
+        clock.advance(TTL + 1)
+        assert reg.availability("probed")[0] is True
+
+    def test_check_fn_may_give_its_own_reason(self, reg: ToolRegistry) -> None:
+        add(reg, "probed", check_fn=lambda: (False, "Docker is not running"))
+        assert reg.availability("probed") == (False, "Docker is not running")
+
+    def test_plain_false_still_gives_a_reason(self, reg: ToolRegistry) -> None:
+        add(reg, "probed", check_fn=lambda: False)
+        ok, reason = reg.availability("probed")
+        assert ok is False
+        assert reason
+
+    def test_true_tuple_means_available(self, reg: ToolRegistry) -> None:
+        add(reg, "probed", check_fn=lambda: (True, "all good"))
+        assert reg.availability("probed")[0] is True
+
+
+class TestRequiresEnv:
+    def test_missing_variables_are_named(
+        self, reg: ToolRegistry, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("TOOLREG_T_B", "set")
+        add(reg, "needs", requires_env=["TOOLREG_T_A", "TOOLREG_T_B", "TOOLREG_T_C"])
+
+        ok, reason = reg.availability("needs")
+
+        assert ok is False
+        assert "TOOLREG_T_A" in reason
+        assert "TOOLREG_T_C" in reason
+        assert "TOOLREG_T_B" not in reason
+
+    def test_available_once_set_without_waiting(
+        self, reg: ToolRegistry, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        add(reg, "needs", requires_env=["TOOLREG_T_A"])
+        assert not reg.is_tool_available("needs")
+        monkeypatch.setenv("TOOLREG_T_A", "token")
+        assert reg.availability("needs") == (True, "")
+
+    def test_unknown_tool_is_unavailable(self, reg: ToolRegistry) -> None:
+        ok, reason = reg.availability("ghost")
+        assert ok is False
+        assert "ghost" in reason
+
+
+class TestToolsets:
+    @pytest.fixture
+    def populated(self, reg: ToolRegistry) -> ToolRegistry:
+        add(reg, "web_search", toolset="web", requires_env=["TOOLREG_T_A"])
+        add(reg, "web_fetch", toolset="web")
+        add(reg, "docker_run", toolset="docker", check_fn=lambda: (False, "no docker"))
+        add(reg, "browse", toolset="browser", requires_env=["TOOLREG_T_B"])
+        return reg
+
+    def test_is_toolset_available(self, populated: ToolRegistry) -> None:
+        assert populated.is_toolset_available("web")  # one of two tools is enough
+        assert not populated.is_toolset_available("docker")
+        assert not populated.is_toolset_available("browser")
+        assert not populated.is_toolset_available("no-such-toolset")
+
+    def test_is_toolset_available_follows_aliases(self, populated: ToolRegistry) -> None:
+        populated.register_toolset_alias("internet", "web")
+        assert populated.is_toolset_available("internet")
+
+    def test_check_toolset_requirements(self, populated: ToolRegistry) -> None:
+        assert populated.check_toolset_requirements() == {
+            "browser": False,
+            "docker": False,
+            "web": True,
+        }
+
+    def test_get_available_toolsets(self, populated: ToolRegistry) -> None:
+        report = populated.get_available_toolsets()
+
+        assert set(report) == {"browser", "docker", "web"}
+        assert report["web"]["available"] is True
+        assert report["web"]["tools"] == ["web_fetch", "web_search"]
+        assert "TOOLREG_T_A" in report["web"]["unavailable"]["web_search"]
+        assert "web_fetch" not in report["web"]["unavailable"]
+        assert any("TOOLREG_T_A" in req for req in report["web"]["requirements"])
+        assert report["docker"]["available"] is False
+        assert report["docker"]["unavailable"] == {"docker_run": "no docker"}
+        assert any("TOOLREG_T_B" in req for req in report["browser"]["requirements"])
+
+    def test_toolset_verdict_changes_with_the_env(
+        self, populated: ToolRegistry, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        assert not populated.is_toolset_available("browser")
+        monkeypatch.setenv("TOOLREG_T_B", "1")
+        assert populated.is_toolset_available("browser")

@@ -1,0 +1,399 @@
+"""Tests for tool definitions: shapes, filtering, dynamic overrides, memo, fresh copies."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from typing import Any
+
+import pytest
+
+from toolreg import ToolRegistry
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class Switch:
+    """A check_fn whose answer the test flips."""
+
+    def __init__(self, ok: bool = True) -> None:
+        self.ok = ok
+
+    def __call__(self) -> bool:
+        return self.ok
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def reg(clock: FakeClock) -> ToolRegistry:
+    return ToolRegistry(clock=clock)
+
+
+def handler(args: dict[str, Any]) -> str:
+    return "ok"
+
+
+def schema(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "description": f"The {name} tool.",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "A path."}},
+            "required": ["path"],
+        },
+    }
+
+
+def add(reg: ToolRegistry, name: str, toolset: str = "ts", **kwargs: Any) -> dict[str, Any]:
+    s = schema(name)
+    reg.register(name, toolset, s, handler, **kwargs)
+    return s
+
+
+def names(definitions: list[dict[str, Any]]) -> list[str]:
+    return [d["function"]["name"] for d in definitions]
+
+
+class TestShapes:
+    def test_openai_shape(self, reg: ToolRegistry) -> None:
+        s = add(reg, "read")
+        assert reg.get_definitions() == [
+            {
+                "type": "function",
+                "function": {
+                    "name": "read",
+                    "description": "The read tool.",
+                    "parameters": s["parameters"],
+                },
+            }
+        ]
+
+    def test_anthropic_shape(self, reg: ToolRegistry) -> None:
+        s = add(reg, "read")
+        assert reg.get_definitions(format="anthropic") == [
+            {"name": "read", "description": "The read tool.", "input_schema": s["parameters"]}
+        ]
+
+    def test_mcp_shape(self, reg: ToolRegistry) -> None:
+        s = add(reg, "read")
+        assert reg.get_definitions(format="mcp") == [
+            {"name": "read", "description": "The read tool.", "inputSchema": s["parameters"]}
+        ]
+
+    def test_unknown_format_raises_value_error(self, reg: ToolRegistry) -> None:
+        add(reg, "read")
+        with pytest.raises(ValueError, match="gemini"):
+            reg.get_definitions(format="gemini")
+        with pytest.raises(ValueError):
+            reg.get_definitions_json(format="gemini")
+        with pytest.raises(ValueError):
+            reg.get_definition("read", format="gemini")
+
+    def test_explicit_description_beats_the_schema_one(self, reg: ToolRegistry) -> None:
+        add(reg, "read", description="Read a file.")
+        assert reg.get_definitions()[0]["function"]["description"] == "Read a file."
+
+    def test_missing_parameters_become_an_empty_object_schema(self, reg: ToolRegistry) -> None:
+        reg.register("ping", "ts", {"description": "Ping."}, handler)
+        reg.register("pong", "ts", {"parameters": {"type": "object"}}, handler)
+        params = [d["function"]["parameters"] for d in reg.get_definitions()]
+        assert params == [
+            {"type": "object", "properties": {}},
+            {"type": "object", "properties": {}},
+        ]
+
+
+class TestSelection:
+    def test_sorted_by_name(self, reg: ToolRegistry) -> None:
+        for name in ["zeta", "alpha", "mid", "Beta"]:
+            add(reg, name)
+        assert names(reg.get_definitions()) == sorted(["zeta", "alpha", "mid", "Beta"])
+
+    def test_only_available_tools(self, reg: ToolRegistry, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.delenv("TOOLREG_TEST_TOKEN", raising=False)
+        add(reg, "free")
+        add(reg, "probed_off", check_fn=lambda: False)
+        add(reg, "probed_on", check_fn=lambda: True)
+        add(reg, "needs_env", requires_env=["TOOLREG_TEST_TOKEN"])
+        assert names(reg.get_definitions()) == ["free", "probed_on"]
+
+    def test_tool_names_filters_and_ignores_unknown_names(self, reg: ToolRegistry) -> None:
+        for name in ["a", "b", "c"]:
+            add(reg, name)
+        assert names(reg.get_definitions(["c", "a", "ghost"])) == ["a", "c"]
+        assert names(reg.get_definitions(iter(["b"]))) == ["b"]
+        assert reg.get_definitions([]) == []
+
+    def test_json_matches_the_list(self, reg: ToolRegistry) -> None:
+        add(reg, "b")
+        add(reg, "a")
+        for fmt in ["openai", "anthropic", "mcp"]:
+            text = reg.get_definitions_json(["a", "b"], format=fmt)
+            assert isinstance(text, str)
+            assert json.loads(text) == reg.get_definitions(["a", "b"], format=fmt)
+
+
+class TestGetDefinition:
+    def test_one_tool_regardless_of_availability(self, reg: ToolRegistry) -> None:
+        add(reg, "off", check_fn=lambda: False)
+        assert reg.get_definitions() == []
+        assert reg.get_definition("off") == {
+            "type": "function",
+            "function": {
+                "name": "off",
+                "description": "The off tool.",
+                "parameters": schema("off")["parameters"],
+            },
+        }
+        assert (
+            reg.get_definition("off", format="anthropic")["input_schema"]
+            == (schema("off")["parameters"])
+        )
+
+    def test_unknown_tool_is_none(self, reg: ToolRegistry) -> None:
+        assert reg.get_definition("ghost") is None
+
+    def test_applies_dynamic_overrides(self, reg: ToolRegistry) -> None:
+        add(reg, "dyn", dynamic_schema_overrides=lambda: {"description": "Now dynamic."})
+        assert reg.get_definition("dyn")["function"]["description"] == "Now dynamic."
+
+    def test_plain_tool_logs_nothing(
+        self, reg: ToolRegistry, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        add(reg, "plain")
+        with caplog.at_level(logging.DEBUG, logger="toolreg"):
+            assert reg.get_definition("plain") is not None
+        assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+class TestDynamicOverrides:
+    def test_merged_on_every_call(self, reg: ToolRegistry) -> None:
+        calls = []
+
+        def overrides() -> dict[str, Any]:
+            calls.append(1)
+            return {
+                "description": f"Call {len(calls)}.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {f"p{len(calls)}": {"type": "integer"}},
+                },
+            }
+
+        add(reg, "dyn", dynamic_schema_overrides=overrides)
+        add(reg, "plain")
+        first, second = reg.get_definitions(), reg.get_definitions()
+
+        assert names(first) == ["dyn", "plain"]
+        assert first[0]["function"]["description"] == "Call 1."
+        assert second[0]["function"]["description"] == "Call 2."
+        assert list(second[0]["function"]["parameters"]["properties"]) == ["p2"]
+        assert json.loads(reg.get_definitions_json())[0]["function"]["description"] == "Call 3."
+
+    def test_none_or_empty_keeps_the_static_schema(self, reg: ToolRegistry) -> None:
+        add(reg, "none", dynamic_schema_overrides=lambda: None)
+        add(reg, "empty", dynamic_schema_overrides=lambda: {})
+        for d in reg.get_definitions():
+            name = d["function"]["name"]
+            assert d["function"]["description"] == f"The {name} tool."
+            assert d["function"]["parameters"] == schema(name)["parameters"]
+
+    @pytest.mark.parametrize(
+        "bad",
+        [
+            pytest.param(lambda: 1 / 0, id="raises"),
+            pytest.param(lambda: ["not", "a", "dict"], id="not-a-dict"),
+            pytest.param(lambda: {"parameters": {"type": "array"}}, id="bad-parameters"),
+        ],
+    )
+    def test_bad_override_is_logged_and_static_schema_used(
+        self, reg: ToolRegistry, caplog: pytest.LogCaptureFixture, bad: Any
+    ) -> None:
+        add(reg, "dyn", dynamic_schema_overrides=bad)
+        add(reg, "other")
+        with caplog.at_level(logging.WARNING, logger="toolreg"):
+            definitions = reg.get_definitions()
+
+        assert names(definitions) == ["dyn", "other"]
+        assert definitions[0]["function"]["description"] == "The dyn tool."
+        assert definitions[0]["function"]["parameters"] == schema("dyn")["parameters"]
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert any("dyn" in r.getMessage() for r in warnings)
+
+    def test_unavailable_dynamic_tool_is_left_out(self, reg: ToolRegistry) -> None:
+        add(reg, "dyn", check_fn=lambda: False, dynamic_schema_overrides=lambda: {})
+        assert reg.get_definitions() == []
+
+    @pytest.mark.xfail(
+        strict=True,
+        reason="BUG: overrides are checked for shape but not for JSON-serialisability "
+        "(register() checks static schemas with json.dumps), so one tool whose override "
+        "puts e.g. a set in its parameters makes get_definitions_json() raise TypeError",
+    )
+    def test_non_json_override_does_not_break_the_json(self, reg: ToolRegistry) -> None:
+        def overrides() -> dict[str, Any]:
+            props = {"mode": {"type": "string", "enum": {"r", "w"}}}
+            return {"parameters": {"type": "object", "properties": props}}
+
+        add(reg, "dyn", dynamic_schema_overrides=overrides)
+        add(reg, "good")
+        assert "good" in [d["function"]["name"] for d in json.loads(reg.get_definitions_json())]
+
+
+class TestMemoInvalidation:
+    """Definitions are memoised; every key part must invalidate a stale answer."""
+
+    def test_new_generation_adds_replaces_and_removes(self, reg: ToolRegistry) -> None:
+        add(reg, "a")
+        assert names(reg.get_definitions()) == ["a"]
+        before = reg.get_definitions_json()
+
+        add(reg, "b")
+        assert names(reg.get_definitions()) == ["a", "b"]
+
+        add(reg, "a", description="Replaced.")  # same toolset: a reload
+        assert reg.get_definitions()[0]["function"]["description"] == "Replaced."
+        assert json.loads(reg.get_definitions_json())[0]["function"]["description"] == "Replaced."
+
+        reg.deregister("b")
+        reg.deregister("a")
+        assert reg.get_definitions() == []
+        assert reg.get_definitions_json() == "[]" != before
+
+    def test_availability_change_without_new_generation(
+        self, reg: ToolRegistry, clock: FakeClock
+    ) -> None:
+        probe = Switch(ok=False)
+        add(reg, "probed", check_fn=probe)
+        add(reg, "free")
+        generation = reg.generation
+        assert names(reg.get_definitions()) == ["free"]
+
+        probe.ok = True
+        clock.advance(31)  # past the 30 s probe cache
+        assert names(reg.get_definitions()) == ["free", "probed"]
+        assert "probed" in reg.get_definitions_json()
+
+        probe.ok = False
+        clock.advance(61)  # past the cache and the 60 s flake grace
+        assert names(reg.get_definitions()) == ["free"]
+        assert "probed" not in reg.get_definitions_json()
+        assert reg.generation == generation
+
+    def test_environment_change_is_seen(
+        self, reg: ToolRegistry, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.delenv("TOOLREG_TEST_TOKEN", raising=False)
+        add(reg, "needs_env", requires_env=["TOOLREG_TEST_TOKEN"])
+        assert reg.get_definitions() == []
+        monkeypatch.setenv("TOOLREG_TEST_TOKEN", "secret")
+        assert names(reg.get_definitions()) == ["needs_env"]
+
+    def test_tool_names_and_format_are_part_of_the_key(self, reg: ToolRegistry) -> None:
+        for name in ["a", "b"]:
+            add(reg, name)
+        assert names(reg.get_definitions(["a"])) == ["a"]
+        assert names(reg.get_definitions(["a", "b"])) == ["a", "b"]
+        assert names(reg.get_definitions()) == ["a", "b"]
+        assert "function" in reg.get_definitions()[0]
+        assert "input_schema" in reg.get_definitions(format="anthropic")[0]
+        assert "inputSchema" in json.loads(reg.get_definitions_json(format="mcp"))[0]
+
+
+class TestFreshCopies:
+    def vandalise(self, definitions: list[dict[str, Any]], key: str = "parameters") -> None:
+        body = definitions[0].get("function", definitions[0])
+        params = body[key]
+        params["properties"]["path"]["type"] = "HACKED"
+        params["properties"]["extra"] = {"type": "string"}
+        params["required"].append("extra")
+        body["description"] = "HACKED"
+        definitions.append({"junk": True})
+
+    @pytest.mark.parametrize("fmt,key", [("openai", "parameters"), ("anthropic", "input_schema")])
+    def test_mutating_the_list_deeply_changes_nothing(
+        self, reg: ToolRegistry, fmt: str, key: str
+    ) -> None:
+        s = add(reg, "read")
+        original = copy.deepcopy(s)
+        expected = reg.get_definitions(format=fmt)
+
+        self.vandalise(reg.get_definitions(format=fmt), key)
+
+        assert reg.get_definitions(format=fmt) == expected
+        assert reg.get_entry("read").schema == original
+        assert json.loads(reg.get_definitions_json(format=fmt)) == expected
+
+    def test_mutating_a_dynamic_definition_changes_nothing(self, reg: ToolRegistry) -> None:
+        shared = {"parameters": schema("dyn")["parameters"], "description": "Dynamic."}
+        pristine = copy.deepcopy(shared)
+        add(reg, "dyn", dynamic_schema_overrides=lambda: shared)
+        expected = reg.get_definitions()
+
+        self.vandalise(reg.get_definitions())
+
+        assert shared == pristine
+        assert reg.get_definitions() == expected
+
+    def test_mutating_get_definition_changes_nothing(self, reg: ToolRegistry) -> None:
+        s = add(reg, "read")
+        original = copy.deepcopy(s)
+        expected = reg.get_definition("read")
+
+        self.vandalise([reg.get_definition("read")])
+
+        assert reg.get_definition("read") == expected
+        assert reg.get_entry("read").schema == original
+        assert reg.get_definitions()[0] == expected
+
+
+class TestOneBadToolNeverBreaksTheList:
+    def test_check_fn_that_raises(self, reg: ToolRegistry) -> None:
+        add(reg, "good")
+        add(reg, "bad", toolset="other", check_fn=lambda: 1 / 0)
+        assert names(reg.get_definitions()) == ["good"]
+        assert names(json.loads(reg.get_definitions_json())) == ["good"]
+
+    def test_schema_corrupted_after_registration(self, reg: ToolRegistry) -> None:
+        add(reg, "a_good")
+        bad = add(reg, "bad")
+        add(reg, "z_good")
+        bad["parameters"]["properties"]["path"]["default"] = object()  # not serialisable
+
+        definitions = reg.get_definitions()
+
+        assert {"a_good", "z_good"} <= set(names(definitions))
+        json.dumps(definitions)  # what is returned can still be sent
+        assert {"a_good", "z_good"} <= set(names(json.loads(reg.get_definitions_json())))
+
+    @pytest.mark.xfail(
+        strict=True,
+        reason="BUG: Availability._run() calls bool() on the check_fn's result outside its "
+        "try block; a result whose truthiness raises (e.g. a numpy array) propagates out "
+        "of get_definitions() instead of counting as a failed check",
+    )
+    def test_check_fn_with_unusable_result(self, reg: ToolRegistry) -> None:
+        class Ambiguous:
+            def __bool__(self) -> bool:
+                raise ValueError("truth value is ambiguous")
+
+        add(reg, "good")
+        add(reg, "bad", toolset="other", check_fn=Ambiguous)
+        assert names(reg.get_definitions()) == ["good"]
