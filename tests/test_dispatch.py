@@ -101,11 +101,6 @@ class TestSyncDispatch:
         reg.register("after", "ts", schema(), lambda args: "still here")
         assert reg.dispatch("after", {}) == "still here"
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="BUG: failure_message() formats the exception with str(); when the "
-        "exception's __str__ raises, that error escapes dispatch(), which must never raise",
-    )
     def test_exception_whose_str_raises_still_gives_tool_error(self, reg: ToolRegistry) -> None:
         class Unprintable(Exception):
             def __str__(self) -> str:
@@ -251,13 +246,6 @@ class TestAsyncHandlersFromSyncDispatch:
         reg.register("outer", "ts", schema(), outer, is_async=True)
         assert reg.dispatch("outer", {}) == "outer(inner)"
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="BUG: two levels of nesting deadlock. The second nested call runs on a "
-        "'toolreg-async-nested' thread, which is not the bridge thread, so run_coroutine "
-        "submits the innermost coroutine to the bridge loop — which is blocked in the "
-        "outermost handler's worker.join().",
-    )
     def test_doubly_nested_async_dispatch_does_not_deadlock(self) -> None:
         out = run_isolated(
             ISOLATED_HEADER
@@ -294,12 +282,6 @@ print(reg.dispatch("a", {}))
         reg.register("aodd", "ts", schema(), handler, is_async=True)
         assert error_of(reg.dispatch("aodd", {}))["error_type"] == "tool_result_contract"
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="BUG: sys.exit() inside an is_async handler escapes the Task on the bridge "
-        "loop (asyncio re-raises SystemExit out of run_forever), killing the bridge thread "
-        "before the concurrent future is resolved, so dispatch() blocks forever.",
-    )
     def test_sys_exit_in_async_handler_does_not_hang_the_host(self) -> None:
         out = run_isolated(
             ISOLATED_HEADER

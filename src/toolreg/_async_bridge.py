@@ -31,24 +31,44 @@ def _background_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
+class _HandlerExit(Exception):
+    """Carries a handler's SystemExit across the loop, which would otherwise die of it."""
+
+
+async def _contained(coro: Coroutine[Any, Any, T]) -> T:
+    try:
+        return await coro
+    except SystemExit as exc:
+        raise _HandlerExit() from exc
+
+
+def _run_in_fresh_thread(coro: Coroutine[Any, Any, T]) -> T:
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="toolreg-async-nested", daemon=True)
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion and return its result (or raise its exception)."""
-    loop = _background_loop()
-    if threading.current_thread() is _thread:
-        # Called from a handler already on the bridge loop: waiting on that
-        # same loop would deadlock, so give this coroutine a loop of its own.
-        box: dict[str, Any] = {}
-
-        def run() -> None:
-            try:
-                box["value"] = asyncio.run(coro)
-            except BaseException as exc:  # re-raised in the caller's thread
-                box["error"] = exc
-
-        worker = threading.Thread(target=run, name="toolreg-async-nested")
-        worker.start()
-        worker.join()
-        if "error" in box:
-            raise box["error"]
-        return box["value"]
-    return asyncio.run_coroutine_threadsafe(coro, loop).result()
+    try:
+        if asyncio._get_running_loop() is not None:
+            # Called synchronously from async code (a handler dispatching
+            # another tool, or a host inside its loop): that loop is blocked on
+            # us, so waiting on any shared loop could deadlock. A loop of its
+            # own is always safe.
+            return _run_in_fresh_thread(_contained(coro))
+        loop = _background_loop()
+        return asyncio.run_coroutine_threadsafe(_contained(coro), loop).result()
+    except _HandlerExit as exc:
+        raise exc.__cause__ from None  # type: ignore[misc]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._entry import CheckFn, ToolEntry
+from ._results import describe_exception
 
 logger = logging.getLogger("toolreg.availability")
 
@@ -92,13 +93,13 @@ class Availability:
         """Run a probe; it may return a bool, or (bool, reason)."""
         try:
             result = fn()
+            if isinstance(result, tuple) and len(result) == 2:
+                ok, reason = bool(result[0]), str(result[1] or "")
+            else:
+                ok, reason = bool(result), ""
         except Exception as exc:
             logger.warning("check_fn %s for tool %s raised", _describe(fn), tool, exc_info=True)
-            return False, f"check {_describe(fn)} raised {type(exc).__name__}: {exc}"
-        if isinstance(result, tuple) and len(result) == 2:
-            ok, reason = bool(result[0]), str(result[1] or "")
-        else:
-            ok, reason = bool(result), ""
+            return False, f"check {_describe(fn)} raised {describe_exception(exc)}"
         if ok:
             return _AVAILABLE
         return False, reason or f"check {_describe(fn)} failed"

@@ -62,6 +62,7 @@ def _dynamic_definition(entry: ToolEntry, formatter: Formatter) -> dict[str, Any
             raise TypeError(f"returned {type(overrides).__name__}, expected dict or None")
         if overrides and "parameters" in overrides:
             check_parameters(entry.name, overrides["parameters"])
+        json.dumps(overrides)  # what the model cannot receive must not reach it
     except Exception as exc:
         logger.warning(
             "dynamic_schema_overrides for tool %s failed (%s: %s); using its static schema",

@@ -15,17 +15,16 @@ from typing import Any, Protocol
 
 from ._async_bridge import run_coroutine
 from ._entry import ToolEntry
-from ._results import failure_message, is_multimodal, tool_error, truncate
+from ._results import describe_exception, failure_message, is_multimodal, tool_error, truncate
 
 logger = logging.getLogger("toolreg.dispatch")
 
 
 def _failed(name: str, exc: BaseException) -> str:
     logger.error(
-        "Tool %s failed: %s: %s",
+        "Tool %s failed: %s",
         name,
-        type(exc).__name__,
-        exc,
+        describe_exception(exc),
         exc_info=logger.isEnabledFor(logging.DEBUG),
     )
     return failure_message(exc)

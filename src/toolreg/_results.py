@@ -36,9 +36,18 @@ def truncate(text: str, limit: int) -> str:
     return f"{text[:limit]}\n…[truncated {cut} of {len(text)} characters]"
 
 
+def describe_exception(exc: BaseException) -> str:
+    """``TYPE: MSG``, even for an exception whose ``__str__`` itself raises."""
+    try:
+        message = str(exc)
+    except Exception:
+        message = f"<unprintable {type(exc).__name__} object>"
+    return f"{type(exc).__name__}: {message}"
+
+
 def failure_message(exc: BaseException) -> str:
     """The tool_error for a handler that raised, bounded to MAX_ERROR_CHARS."""
-    text = f"Tool execution failed: {type(exc).__name__}: {exc}"
+    text = f"Tool execution failed: {describe_exception(exc)}"
     if len(text) > MAX_ERROR_CHARS:
         # The marker's length depends on the count it reports; sizing it with
         # the full length first keeps the total within the bound.

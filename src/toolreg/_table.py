@@ -58,7 +58,11 @@ class ToolTable:
         return self._generation
 
     def get_entry(self, name: str) -> ToolEntry | None:
-        """The entry registered under ``name``, or None. A plain dict read."""
+        """The entry registered under ``name``, or None. A plain dict read.
+
+        Each write rebinds it to the new table's ``dict.get``, so look it up on
+        the registry at each use rather than keeping the bound method.
+        """
         return self._tools.get(name)
 
     def get_owner(self, name: str) -> str | None:
@@ -376,25 +380,33 @@ class ToolTable:
             if verb == "overridden" and old is not None and old_owner is not None:
                 self._shadowed.setdefault(name, []).append((old, old_owner, owner.label))
             decisions.append((verb, entry, owner, old, old_owner))
-        # Only the toolsets touched by this write change, and with C-level set
-        # operations, so registering n tools one by one stays cheap.
-        toolsets = dict(self._toolsets)
+        # Rebuild only the touched toolsets, with one set operation each, so a
+        # bulk write stays linear and a single write costs one set copy.
+        gone: dict[str, set[str]] = {}
+        came: dict[str, set[str]] = {}
         for _, entry, _, old, _ in decisions:
-            gone = old if old is not None else (None if entry.name in tools else entry)
-            if gone is not None:
-                remaining = toolsets.get(gone.toolset, frozenset()) - {entry.name}
-                if remaining:
-                    toolsets[gone.toolset] = remaining
-                else:
-                    toolsets.pop(gone.toolset, None)
+            if old is not None:
+                gone.setdefault(old.toolset, set()).add(entry.name)
+            elif entry.name not in tools:  # a removal: ``entry`` is what left
+                gone.setdefault(entry.toolset, set()).add(entry.name)
             current = tools.get(entry.name)
             if current is not None:
-                toolsets[current.toolset] = toolsets.get(current.toolset, frozenset()) | {
-                    entry.name
-                }
+                came.setdefault(current.toolset, set()).add(entry.name)
+        toolsets = dict(self._toolsets)
+        for toolset in gone.keys() | came.keys():
+            names = (toolsets.get(toolset, frozenset()) - gone.get(toolset, set())) | came.get(
+                toolset, set()
+            )
+            if names:
+                toolsets[toolset] = frozenset(names)
+            else:
+                toolsets.pop(toolset, None)
         self._toolsets = toolsets
         self._owners = owners
         self._tools = tools
+        # get_entry becomes the published dict's own ``get``: the dispatch hot
+        # path's lookup is then a C call, with no Python frame in between.
+        self.get_entry = tools.get  # type: ignore[method-assign]
         self._generation += 1
         for verb, entry, owner, old, old_owner in decisions:
             self._record(verb, entry, owner, "", old, old_owner)
