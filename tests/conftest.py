@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import tempfile
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,6 +14,13 @@ from types import ModuleType
 import pytest
 
 from toolreg import ToolRegistry
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the suite off the user's caches and config, whatever the shell has set."""
+    os.environ["TOOLREG_CACHE_DIR"] = tempfile.mkdtemp(prefix="toolreg-test-cache-")
+    for var in ("TOOLREG_CONFIG", "TOOLREG_PLUGINS", "TOOLREG_DISABLE_PLUGIN_AUTOLOAD"):
+        os.environ.pop(var, None)
 
 
 class FakeClock:
@@ -47,23 +56,31 @@ def schema(name: str, **properties: dict) -> dict:
 
 
 @pytest.fixture
-def make_package(tmp_path: Path) -> Iterator[Callable[[str, str], ModuleType]]:
+def make_package(tmp_path: Path) -> Iterator[Callable[..., ModuleType | None]]:
     """Write a real top-level package to disk, put it on sys.path, import it."""
     root = tmp_path / "site"
     root.mkdir()
     sys.path.insert(0, str(root))
     created: list[str] = []
 
-    def make(name: str, source: str) -> ModuleType:
+    def make(name: str, source: str, *, load: bool = True) -> ModuleType | None:
         package = root / name
         package.mkdir()
         (package / "__init__.py").write_text(textwrap.dedent(source))
         importlib.invalidate_caches()
         created.append(name)
-        return importlib.import_module(name)
+        return importlib.import_module(name) if load else None
 
     yield make
     sys.path.remove(str(root))
     for name in created:
         for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[module]
+
+
+@pytest.fixture(scope="session")
+def pack_venv(tmp_path_factory: pytest.TempPathFactory):
+    """One venv per session: toolreg, the example packs and hostile packs, from real wheels."""
+    from dists import build_pack_venv
+
+    return build_pack_venv(tmp_path_factory.mktemp("pack-venv"))

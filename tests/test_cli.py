@@ -332,7 +332,7 @@ def test_import_failure_warns_on_stderr_and_keeps_stdout_json(capsys, monkeypatc
     code, out, err = run(capsys, "list", "--json")
     assert code == 0
     assert isinstance(json.loads(out), list)
-    assert "1 tool module(s) failed to import" in err
+    assert "1 tool module(s) and 0 plugin(s) failed to load" in err
 
     code, out, _ = run(capsys, "doctor", "--json")
     assert code == 0
@@ -348,7 +348,14 @@ def test_doctor_json_shape(capsys):
     code, out, _ = run(capsys, "doctor", "--json")
     assert code == 0
     report = json.loads(out)
-    assert set(report) == {"summary", "import_failures", "unavailable", "rejected"}
+    assert set(report) == {
+        "summary",
+        "import_failures",
+        "unavailable",
+        "rejected",
+        "plugin_failures",
+        "hook_failures",
+    }
     assert report["summary"]["tools"] == len(registry.get_all_tool_names())
     assert 0 <= report["summary"]["available"] <= report["summary"]["tools"]
     for tool in report["unavailable"]:

@@ -6,25 +6,40 @@ tool packs and MCP servers all write into it, and agent hosts read from it.
 
 from __future__ import annotations
 
+from ._config import Config, ConfigError, load_config, parse_config
 from ._decisions import Decision
 from ._discovery import discover_builtin_tools, get_discovery_failures
 from ._entry import ToolEntry
 from ._ownership import PluginPolicy
+from ._plugins import get_plugin_host, load_plugins, reload_plugins, unload_plugin
 from ._registry import ToolRegistry, registry
+from ._report import PluginOutcome, PluginReport
 from ._results import is_tool_error, tool_error, tool_result
+from .hookspecs import hookimpl
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Config",
+    "ConfigError",
     "Decision",
+    "PluginOutcome",
     "PluginPolicy",
+    "PluginReport",
     "ToolEntry",
     "ToolRegistry",
     "__version__",
     "discover_builtin_tools",
     "get_discovery_failures",
+    "get_plugin_host",
+    "hookimpl",
     "is_tool_error",
+    "load_config",
+    "load_plugins",
+    "parse_config",
     "registry",
+    "reload_plugins",
     "tool_error",
     "tool_result",
+    "unload_plugin",
 ]

@@ -13,12 +13,14 @@ from toolreg import __version__
 from ._commands import COMMANDS, load
 from ._errors import EXIT_FAILURE, CliError
 from ._logs import cli_logging
+from ._plugin_commands import cmd_config_check
 
 FORMATS = ("openai", "anthropic", "mcp")
 
 _EPILOG = """\
 exit codes: 0 success; 1 unknown tool or toolset, a tool_error result, or an
-internal error; 2 bad usage or bad JSON arguments. Details: docs/cli.md
+internal error; 2 bad usage, bad JSON arguments or a bad config file.
+Details: docs/cli.md
 """
 
 
@@ -33,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         default=argparse.SUPPRESS,
         help="debug logging on stderr, tracebacks for internal errors",
+    )
+    verbose.add_argument(
+        "--config",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="operator config file (default: $TOOLREG_CONFIG, ./toolreg.toml, user config dir)",
     )
 
     parser = argparse.ArgumentParser(
@@ -68,6 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("doctor", parents=[verbose], help="report problems loading tools")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser("plugins", parents=[verbose], help="report on every tool pack")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+
+    p = sub.add_parser("config", parents=[verbose], help="operator config tools")
+    config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    c = config_sub.add_parser("check", parents=[verbose], help="validate a config file")
+    c.add_argument("path", metavar="PATH", nargs="?", help="file to check (default: as found)")
     return parser
 
 
@@ -102,6 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if not hasattr(args, "config"):
+        args.config = None
+    if args.command == "config":
+        return cmd_config_check(args)  # checks the file; loads no tools
     load(args)
     return COMMANDS[args.command](args)
 

@@ -11,33 +11,51 @@ from contextlib import redirect_stdout
 from typing import Any
 
 from toolreg import (
+    ConfigError,
     ToolEntry,
     discover_builtin_tools,
     get_discovery_failures,
+    get_plugin_host,
     is_tool_error,
+    load_config,
+    load_plugins,
     registry,
 )
 
 from . import _render
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
+from ._state import state
 
 log = logging.getLogger(__name__)
 
 
 def load(args: argparse.Namespace) -> None:
-    """Load every tool source the CLI knows about. Tool packs and MCP will be added here.
+    """Read the operator config, then load built-ins and tool packs.
 
-    Imports run with stdout pointed at stderr: a tool module that prints while
-    importing must not corrupt ``list --json`` and friends.
+    A bad config stops here with exit 2, before any tool loads, so nothing is
+    half-applied. Imports run with stdout pointed at stderr: a tool module that
+    prints while importing must not corrupt ``list --json`` and friends.
     """
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    state.config = config
     with redirect_stdout(sys.stderr):
         loaded = discover_builtin_tools()
+        state.report = load_plugins(config)
+    for alias, toolset in config.toolsets.aliases.items():
+        try:
+            registry.register_toolset_alias(alias, toolset)
+        except ValueError as exc:
+            log.warning("toolsets.aliases.%s: %s", alias, exc)
     log.debug("built-in tool modules loaded: %s", ", ".join(loaded) or "none")
     failures = get_discovery_failures()
-    if failures and args.command != "doctor":
+    broken = state.report.with_status("failed", "refused")
+    if (failures or broken) and args.command not in ("doctor", "plugins"):
         print(
-            f"toolreg: warning: {len(failures)} tool module(s) failed to import; "
-            "run 'toolreg doctor' for details",
+            f"toolreg: warning: {len(failures)} tool module(s) and {len(broken)} plugin(s) "
+            "failed to load; run 'toolreg doctor' for details",
             file=sys.stderr,
         )
 
@@ -167,7 +185,18 @@ def doctor_report() -> dict[str, Any]:
             if not t["available"]
         ],
         "rejected": [d.to_dict() for d in registry.decisions() if d.action == "rejected"],
+        "plugin_failures": [
+            o.to_dict()
+            for o in (state.report or [])
+            if o.status in ("failed", "refused", "incompatible")
+        ],
+        "hook_failures": [f.to_dict() for f in _hook_failures()],
     }
+
+
+def _hook_failures() -> list[Any]:
+    host = get_plugin_host()
+    return host.hook_failures() if host is not None else []
 
 
 # -- helpers -----------------------------------------------------------------------------
@@ -186,7 +215,14 @@ def _did_you_mean(name: str, known: list[str]) -> str:
     return f" (did you mean: {', '.join(close)}?)" if close else ""
 
 
+def _plugins(args: argparse.Namespace) -> int:
+    from ._plugin_commands import cmd_plugins
+
+    return cmd_plugins(args)
+
+
 COMMANDS = {
+    "plugins": _plugins,
     "list": cmd_list,
     "show": cmd_show,
     "call": cmd_call,

@@ -56,7 +56,9 @@ def doctor_report(report: dict[str, Any]) -> str:
     failures = report["import_failures"]
     unavailable = report["unavailable"]
     rejected = report["rejected"]
-    if not (failures or unavailable or rejected):
+    plugins = report.get("plugin_failures", [])
+    hooks = report.get("hook_failures", [])
+    if not (failures or unavailable or rejected or plugins or hooks):
         lines.append("No problems found.")
         return "\n".join(lines)
 
@@ -70,6 +72,12 @@ def doctor_report(report: dict[str, Any]) -> str:
     if rejected:
         lines += ["", f"Rejected registrations ({len(rejected)}):"]
         lines += [_rejection_line(d) for d in rejected]
+    if plugins:
+        lines += ["", f"Plugins that did not load ({len(plugins)}):"]
+        lines += [f"  {p['id']}: {p['status']}: {p['reason']}" for p in plugins]
+    if hooks:
+        lines += ["", f"Hook failures that blocked calls ({len(hooks)}):"]
+        lines += [f"  {h['plugin']} {h['hook']} on {h['tool']}: {h['error']}" for h in hooks]
     return "\n".join(lines)
 
 

@@ -1,0 +1,258 @@
+"""Operator config: a small TOML file that says which packs load and what they may do.
+
+Parsing is all-or-nothing: the whole file is checked into frozen dataclasses
+before anything uses it, and the first problem raises ``ConfigError`` naming
+the file, the key and what was expected. Nothing is ever half-applied.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CONFIG_ENV = "TOOLREG_CONFIG"
+LOCAL_CONFIG_NAME = "toolreg.toml"
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used, with where and why."""
+
+    def __init__(self, source: Path | None, key: str, problem: str) -> None:
+        self.source = source
+        self.key = key
+        self.problem = problem
+        where = str(source) if source is not None else "<config>"
+        super().__init__(f"{where}: {key}: {problem}" if key else f"{where}: {problem}")
+
+
+@dataclass(frozen=True)
+class PluginEntryConfig:
+    """``[plugins.entries.<id>]``: what one pack may do."""
+
+    allow_tool_override: bool = False
+    version: SpecifierSet | None = None
+    tools: tuple[str, ...] | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PluginsConfig:
+    enabled: tuple[str, ...] | None = None
+    disabled: tuple[str, ...] = ()
+    paths: tuple[Path, ...] = ()
+    entries: Mapping[str, PluginEntryConfig] = field(default_factory=dict)
+    #: Seconds a dispatch hook may run before it counts as failed; 0 turns it off.
+    hook_timeout: float = 10.0
+
+    def entry(self, plugin_id: str) -> PluginEntryConfig:
+        return self.entries.get(plugin_id, PluginEntryConfig())
+
+
+@dataclass(frozen=True)
+class ToolsetsConfig:
+    enabled: tuple[str, ...] | None = None
+    disabled: tuple[str, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole operator config; ``Config()`` is the built-in default."""
+
+    plugins: PluginsConfig = field(default_factory=PluginsConfig)
+    toolsets: ToolsetsConfig = field(default_factory=ToolsetsConfig)
+    source: Path | None = None
+
+
+def user_config_dir() -> Path:
+    """Where an operator's config lives when nothing more specific is given."""
+    if sys.platform == "win32":
+        base = os.environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
+        return Path(base) / "toolreg"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "toolreg"
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "toolreg"
+
+
+def find_config(path: str | os.PathLike[str] | None = None) -> Path | None:
+    """The config file to use: ``path``, else $TOOLREG_CONFIG, ./toolreg.toml, the user dir."""
+    if path is not None:
+        return Path(path)
+    from_env = os.environ.get(CONFIG_ENV)
+    if from_env:
+        return Path(from_env)
+    for candidate in (Path.cwd() / LOCAL_CONFIG_NAME, user_config_dir() / LOCAL_CONFIG_NAME):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Find, read and check the operator config; the default when there is none.
+
+    An explicitly named file (argument or $TOOLREG_CONFIG) must exist.
+    """
+    source = find_config(path)
+    if source is None:
+        return Config()
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(source, "", f"cannot read the file ({exc.strerror or exc})") from None
+    return parse_config(text, source)
+
+
+def parse_config(text: str, source: Path | None = None) -> Config:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, "", f"not valid TOML ({exc})") from None
+    reader = _Reader(source)
+    reader.keys(data, "", {"plugins", "toolsets"})
+    plugins = reader.table(data, "plugins")
+    toolsets = reader.table(data, "toolsets")
+    return Config(
+        plugins=_plugins(reader, plugins),
+        toolsets=_toolsets(reader, toolsets),
+        source=source,
+    )
+
+
+def _plugins(reader: _Reader, data: dict[str, Any]) -> PluginsConfig:
+    reader.keys(data, "plugins", {"enabled", "disabled", "paths", "entries", "hook_timeout"})
+    timeout = data.get("hook_timeout", 10.0)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
+        raise ConfigError(
+            reader.source,
+            "plugins.hook_timeout",
+            f"expected a number of seconds >= 0, got {timeout!r}",
+        )
+    enabled = reader.names(data, "plugins", "enabled")
+    paths = reader.strings(data, "plugins", "paths") or ()
+    base = reader.source.parent if reader.source is not None else Path.cwd()
+    entries: dict[str, PluginEntryConfig] = {}
+    for raw_id, raw in reader.table(data, "plugins.entries").items():
+        plugin_id = canonicalize_name(raw_id)
+        key = f"plugins.entries.{raw_id}"
+        if not isinstance(raw, dict):
+            raise ConfigError(reader.source, key, f"expected a table, got {_kind(raw)}")
+        entries[plugin_id] = _entry(reader, raw, key)
+    return PluginsConfig(
+        enabled=enabled,
+        disabled=reader.names(data, "plugins", "disabled") or (),
+        paths=tuple((base / p).resolve() for p in paths),
+        entries=entries,
+        hook_timeout=float(timeout),
+    )
+
+
+def _entry(reader: _Reader, data: dict[str, Any], key: str) -> PluginEntryConfig:
+    reader.keys(data, key, {"allow_tool_override", "version", "tools", "settings"})
+    version = reader.typed(data, key, "version", str, "a version specifier string")
+    specifier = None
+    if version is not None:
+        try:
+            specifier = SpecifierSet(version)
+        except InvalidSpecifier:
+            raise ConfigError(
+                reader.source,
+                f"{key}.version",
+                f"expected a version specifier such as '>=1.2,<2', got {version!r}",
+            ) from None
+    allow = reader.typed(data, key, "allow_tool_override", bool, "true or false")
+    return PluginEntryConfig(
+        allow_tool_override=bool(allow),
+        version=specifier,
+        tools=reader.strings(data, key, "tools"),
+        settings=dict(reader.table(data, f"{key}.settings")),
+    )
+
+
+def _toolsets(reader: _Reader, data: dict[str, Any]) -> ToolsetsConfig:
+    reader.keys(data, "toolsets", {"enabled", "disabled", "aliases"})
+    aliases = reader.table(data, "toolsets.aliases")
+    for alias, target in aliases.items():
+        if not isinstance(target, str) or not target:
+            raise ConfigError(
+                reader.source,
+                f"toolsets.aliases.{alias}",
+                f"expected a toolset name (string), got {_kind(target)}",
+            )
+    return ToolsetsConfig(
+        enabled=reader.strings(data, "toolsets", "enabled"),
+        disabled=reader.strings(data, "toolsets", "disabled") or (),
+        aliases=dict(aliases),
+    )
+
+
+def _kind(value: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    names.update({list: "an array", dict: "a table"})
+    return names.get(type(value), type(value).__name__)
+
+
+class _Reader:
+    """Typed access to parsed TOML that reports the dotted key on failure."""
+
+    def __init__(self, source: Path | None) -> None:
+        self.source = source
+
+    def keys(self, data: dict[str, Any], where: str, allowed: set[str]) -> None:
+        for key in data:
+            if key not in allowed:
+                dotted = f"{where}.{key}" if where else key
+                expected = ", ".join(sorted(allowed))
+                raise ConfigError(self.source, dotted, f"unknown key; expected one of: {expected}")
+
+    def table(self, data: dict[str, Any], dotted: str) -> dict[str, Any]:
+        value = data.get(dotted.rsplit(".", 1)[-1], {})
+        if not isinstance(value, dict):
+            raise ConfigError(self.source, dotted, f"expected a table, got {_kind(value)}")
+        return value
+
+    def typed(
+        self, data: dict[str, Any], where: str, key: str, kind: type[T], expected: str
+    ) -> T | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise ConfigError(
+                self.source, f"{where}.{key}", f"expected {expected}, got {_kind(value)}"
+            )
+        return value
+
+    def strings(self, data: dict[str, Any], where: str, key: str) -> tuple[str, ...] | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            raise ConfigError(
+                self.source, f"{where}.{key}", f"expected an array of strings, got {_kind(value)}"
+            )
+        for index, item in enumerate(value):
+            if not isinstance(item, str) or not item:
+                raise ConfigError(
+                    self.source,
+                    f"{where}.{key}[{index}]",
+                    f"expected a non-empty string, got {_kind(item)}",
+                )
+        return tuple(value)
+
+    def names(self, data: dict[str, Any], where: str, key: str) -> tuple[str, ...] | None:
+        values = self.strings(data, where, key)
+        return None if values is None else tuple(canonicalize_name(v) for v in values)

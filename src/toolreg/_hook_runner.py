@@ -1,0 +1,182 @@
+"""Dispatch hooks from packs, run fail-closed with a deadline.
+
+pluggy collects and validates the hook implementations; this module calls
+them one by one, so a failure can be pinned on the pack that caused it, and a
+hook that raises or runs past its deadline blocks the call instead of letting
+it through unchecked.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._results import describe_exception, tool_error
+
+logger = logging.getLogger("toolreg.hooks")
+
+DEFAULT_HOOK_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class HookImpl:
+    plugin_id: str
+    function: Callable[..., Any]
+    argnames: tuple[str, ...]
+
+    def call(self, kwargs: Mapping[str, Any]) -> Any:
+        return self.function(**{name: kwargs[name] for name in self.argnames})
+
+
+@dataclass(frozen=True)
+class HookFailure:
+    """A hook that raised or timed out, and the call it blocked."""
+
+    plugin_id: str
+    hook: str
+    tool: str
+    error: str
+    timestamp: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "plugin": self.plugin_id,
+            "hook": self.hook,
+            "tool": self.tool,
+            "error": self.error,
+            "timestamp": self.timestamp,
+        }
+
+
+class HookTimeout(Exception):
+    pass
+
+
+class HookRunner:
+    """Implements the registry's dispatch-hook seam over packs' hook functions."""
+
+    def __init__(
+        self,
+        pre: Sequence[HookImpl],
+        post: Sequence[HookImpl],
+        transform: Sequence[HookImpl],
+        *,
+        timeout: float | None = DEFAULT_HOOK_TIMEOUT,
+    ) -> None:
+        self.pre = tuple(pre)
+        self.post = tuple(post)
+        self.transform = tuple(transform)
+        self.timeout = timeout
+        self.failures: deque[HookFailure] = deque(maxlen=200)
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def __bool__(self) -> bool:
+        return bool(self.pre or self.post or self.transform)
+
+    # -- the DispatchHooks protocol -----------------------------------------
+
+    def before(self, name: str, args: dict[str, Any]) -> str | None:
+        kwargs = {"name": name, "args": args}
+        for impl in self.pre:
+            try:
+                verdict = self._run(impl, kwargs)
+            except Exception as exc:
+                return self._failed(impl, "toolreg_pre_tool_call", name, exc)
+            if verdict is None:
+                continue
+            message = _block_message(verdict)
+            if message is not None:
+                logger.info("Call to %s blocked by %s: %s", name, impl.plugin_id, message)
+                return message
+        return None
+
+    def after(self, name: str, args: dict[str, Any], result: Any) -> str | dict[str, Any]:
+        kwargs = {"name": name, "args": args, "result": result}
+        for impl in self.post:
+            try:
+                self._run(impl, kwargs)
+            except Exception as exc:
+                return tool_error(
+                    self._failed(impl, "toolreg_post_tool_call", name, exc),
+                    error_type="blocked",
+                    tool=name,
+                )
+        for impl in self.transform:
+            try:
+                replacement = self._run(impl, kwargs)
+            except Exception as exc:
+                return tool_error(
+                    self._failed(impl, "toolreg_transform_tool_result", name, exc),
+                    error_type="blocked",
+                    tool=name,
+                )
+            if replacement is not None:
+                if not isinstance(replacement, (str, dict)):
+                    return tool_error(
+                        f"Hook toolreg_transform_tool_result of plugin {impl.plugin_id} "
+                        f"returned {type(replacement).__name__}, not a str or dict",
+                        error_type="blocked",
+                        tool=name,
+                    )
+                return replacement
+        return result
+
+    # -- internals --------------------------------------------------------------
+
+    def _run(self, impl: HookImpl, kwargs: Mapping[str, Any]) -> Any:
+        if not self.timeout:
+            return impl.call(kwargs)
+        future = self._executor().submit(impl.call, kwargs)
+        try:
+            return future.result(timeout=self.timeout)
+        except concurrent.futures.TimeoutError:
+            raise HookTimeout(f"did not finish within {self.timeout:g}s") from None
+
+    def _executor(self) -> concurrent.futures.ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=8, thread_name_prefix="toolreg-hook"
+                )
+            return self._pool
+
+    def _failed(self, impl: HookImpl, hook: str, tool: str, exc: Exception) -> str:
+        error = describe_exception(exc)
+        self.failures.append(HookFailure(impl.plugin_id, hook, tool, error))
+        logger.error(
+            "Hook %s of plugin %s failed on %s (call blocked): %s",
+            hook,
+            impl.plugin_id,
+            tool,
+            error,
+            exc_info=logger.isEnabledFor(logging.DEBUG),
+        )
+        return f"Call to {tool} blocked: hook {hook} of plugin {impl.plugin_id} failed ({error})"
+
+    def shutdown(self) -> None:
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = None
+
+
+def _block_message(verdict: Any) -> str | None:
+    """A pre-call hook's answer as a block message, or None to allow."""
+    if isinstance(verdict, str):
+        return verdict
+    if isinstance(verdict, Mapping):
+        if verdict.get("block", True) is False:
+            return None
+        return str(verdict.get("message") or "Blocked by a plugin")
+    if verdict is False:
+        return "Blocked by a plugin"
+    if verdict is True:
+        return None
+    return str(verdict)

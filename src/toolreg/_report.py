@@ -1,0 +1,75 @@
+"""What happened to each plugin: the record ``toolreg plugins`` prints."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Status = Literal["loaded", "disabled", "incompatible", "refused", "failed"]
+
+
+@dataclass
+class PluginOutcome:
+    """One plugin's fate, and which tools it won or lost."""
+
+    id: str
+    distribution: str
+    version: str
+    entry_point: str
+    status: Status = "loaded"
+    reason: str = ""
+    tools_added: list[str] = field(default_factory=list)
+    tools_overridden: list[str] = field(default_factory=list)
+    refused: list[dict[str, str]] = field(default_factory=list)
+    #: The exception that stopped the plugin, with its traceback text, for --verbose.
+    error: BaseException | None = field(default=None, repr=False, compare=False)
+    traceback: str = field(default="", repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "distribution": self.distribution,
+            "version": self.version,
+            "entry_point": self.entry_point,
+            "status": self.status,
+            "reason": self.reason,
+            "tools_added": list(self.tools_added),
+            "tools_overridden": list(self.tools_overridden),
+            "refused": [dict(item) for item in self.refused],
+        }
+
+
+@dataclass
+class PluginReport:
+    """Every plugin considered in a load, in load order."""
+
+    plugins: list[PluginOutcome] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[PluginOutcome]:
+        return iter(self.plugins)
+
+    def __len__(self) -> int:
+        return len(self.plugins)
+
+    def get(self, plugin_id: str) -> PluginOutcome | None:
+        for outcome in self.plugins:
+            if outcome.id == plugin_id:
+                return outcome
+        return None
+
+    def __getitem__(self, plugin_id: str) -> PluginOutcome:
+        outcome = self.get(plugin_id)
+        if outcome is None:
+            raise KeyError(plugin_id)
+        return outcome
+
+    def with_status(self, *statuses: Status) -> list[PluginOutcome]:
+        return [outcome for outcome in self.plugins if outcome.status in statuses]
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [outcome.to_dict() for outcome in self.plugins]
+
+    def to_json(self, **dumps_kwargs: Any) -> str:
+        return json.dumps(self.to_list(), **dumps_kwargs)

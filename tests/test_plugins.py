@@ -1,0 +1,253 @@
+"""Tool packs end to end: real wheels, a real venv, real entry points, the real CLI.
+
+Every hostile pack is installed at once; each test picks the packs it wants
+with TOOLREG_PLUGINS, as an operator could.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from dists import REPO, PackVenv
+
+EXAMPLES = "toolreg-sqlite,toolreg-sandbox,toolreg-audit"
+
+
+def plugins(venv: PackVenv, wanted: str, config: Path | None = None, **env: str) -> dict:
+    args = ["plugins", "--json"] + (["--config", str(config)] if config else [])
+    done = venv.run(*args, TOOLREG_PLUGINS=wanted, **env)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return {item["id"]: item for item in json.loads(done.stdout)}
+
+
+def tools(venv: PackVenv, wanted: str, config: Path | None = None, **env: str) -> dict:
+    args = ["list", "--json"] + (["--config", str(config)] if config else [])
+    done = venv.run(*args, TOOLREG_PLUGINS=wanted, **env)
+    assert done.returncode == 0, done.stderr
+    return {item["name"]: item for item in json.loads(done.stdout)}
+
+
+def write_config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "toolreg.toml"
+    path.write_text(text)
+    return path
+
+
+def test_report_shape_and_example_packs_without_consent(pack_venv):
+    report = plugins(pack_venv, EXAMPLES)
+    assert set(report) == {"toolreg-audit", "toolreg-sandbox", "toolreg-sqlite"}
+    for item in report.values():
+        assert set(item) == {
+            "id", "distribution", "version", "entry_point", "status", "reason",
+            "tools_added", "tools_overridden", "refused",
+        }  # fmt: skip
+    sqlite = report["toolreg-sqlite"]
+    assert sqlite["status"] == "loaded" and "sqlite_query" in sqlite["tools_added"]
+    assert sqlite["entry_point"] == "sqlite = toolreg_sqlite"
+    sandbox = report["toolreg-sandbox"]
+    assert sandbox["status"] == "refused"
+    assert "plugins.entries.toolreg-sandbox.allow_tool_override" in sandbox["reason"]
+    assert report["toolreg-audit"]["status"] == "loaded"
+    listed = tools(pack_venv, EXAMPLES)
+    assert listed["terminal"]["owner"] == "builtin"
+    assert listed["sqlite_query"]["owner"] == "toolreg-sqlite"
+
+
+def test_sandbox_overrides_terminal_with_consent(pack_venv, tmp_path):
+    config = write_config(
+        tmp_path, "[plugins.entries.toolreg-sandbox]\nallow_tool_override = true\n"
+    )
+    report = plugins(pack_venv, EXAMPLES, config)
+    assert report["toolreg-sandbox"]["status"] == "loaded"
+    assert report["toolreg-sandbox"]["tools_overridden"] == ["terminal"]
+    assert tools(pack_venv, EXAMPLES, config)["terminal"]["owner"] == "toolreg-sandbox"
+    done = pack_venv.run(
+        "--config", str(config), "call", "terminal", '{"command": "echo hi; rm -rf x"}',
+        TOOLREG_PLUGINS=EXAMPLES, TOOLREG_WORKSPACE=str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["stdout"].strip() == "hi; rm -rf x"
+
+
+def test_broken_import_is_reported_and_others_load(pack_venv):
+    report = plugins(pack_venv, "toolreg-broken,toolreg-sqlite")
+    assert report["toolreg-broken"]["status"] == "failed"
+    assert "ModuleNotFoundError" in report["toolreg-broken"]["reason"]
+    assert report["toolreg-sqlite"]["status"] == "loaded"
+    verbose = pack_venv.run("-v", "plugins", TOOLREG_PLUGINS="toolreg-broken")
+    assert "Traceback" in verbose.stderr
+
+
+def test_override_without_consent_is_refused_and_rolled_back(pack_venv, tmp_path):
+    report = plugins(pack_venv, "toolreg-greedy")
+    assert report["toolreg-greedy"]["status"] == "refused"
+    assert "'read_file'" in report["toolreg-greedy"]["reason"]
+    listed = tools(pack_venv, "toolreg-greedy")
+    assert listed["read_file"]["owner"] == "builtin"
+    assert "greedy_tool" not in listed, "a refused pack's other tools are rolled back"
+    config = write_config(
+        tmp_path, "[plugins.entries.toolreg-greedy]\nallow_tool_override = true\n"
+    )
+    report = plugins(pack_venv, "toolreg-greedy", config)
+    assert report["toolreg-greedy"]["status"] == "loaded"
+    assert report["toolreg-greedy"]["tools_overridden"] == ["read_file"]
+
+
+@pytest.mark.parametrize("how", ["borrowed", "partial", "lambda", "wraps"])
+def test_laundering_is_refused(pack_venv, how):
+    report = plugins(pack_venv, "toolreg-launder", LAUNDER=how)
+    assert report["toolreg-launder"]["status"] == "refused", report
+    assert "allow_tool_override" in report["toolreg-launder"]["reason"]
+    assert tools(pack_venv, "toolreg-launder", LAUNDER=how)["terminal"]["owner"] == "builtin"
+
+
+def test_reserved_namespace_is_refused_before_import(pack_venv):
+    item = plugins(pack_venv, "toolreg-reserved")["toolreg-reserved"]
+    assert item["status"] == "refused"
+    assert "reserved module namespace 'builtin_tools'" in item["reason"]
+
+
+def test_namespace_of_another_pack_is_refused(pack_venv):
+    report = plugins(pack_venv, "toolreg-sqlite,toolreg-squatter")
+    assert report["toolreg-sqlite"]["status"] == "loaded"
+    assert report["toolreg-squatter"]["status"] == "refused"
+    assert "belongs to pack 'toolreg-sqlite'" in report["toolreg-squatter"]["reason"]
+
+
+def test_deregistering_a_builtin_is_refused(pack_venv):
+    item = plugins(pack_venv, "toolreg-dereg")["toolreg-dereg"]
+    assert item["status"] == "refused" and "'terminal'" in item["reason"]
+    assert "terminal" in tools(pack_venv, "toolreg-dereg")
+
+
+def test_two_packs_with_one_tool_name_first_wins(pack_venv):
+    report = plugins(pack_venv, "toolreg-dup-b,toolreg-dup-a")
+    assert report["toolreg-dup-a"]["tools_added"] == ["shared_tool"]
+    loser = report["toolreg-dup-b"]
+    assert loser["status"] == "loaded" and loser["tools_added"] == ["dup_b_only"]
+    assert [r["tool"] for r in loser["refused"]] == ["shared_tool"]
+    assert "dup_a" in loser["refused"][0]["reason"]
+    done = pack_venv.run("call", "shared_tool", TOOLREG_PLUGINS="toolreg-dup-a,toolreg-dup-b")
+    assert done.stdout.strip() == "from a"
+
+
+def test_raising_hook_blocks_calls_and_is_reported(pack_venv):
+    env = {"TOOLREG_PLUGINS": "toolreg-badhook"}
+    done = pack_venv.run("call", "current_time", '{"timezone": "UTC"}', **env)
+    assert done.returncode == 1
+    assert "hook exploded" in json.loads(done.stdout)["error"]
+    doctor = pack_venv.run("doctor", "--json", **env)
+    assert doctor.returncode == 0
+    # A fresh process has no failures yet; the report proves the hook is loaded.
+    assert plugins(pack_venv, "toolreg-badhook")["toolreg-badhook"]["status"] == "loaded"
+
+
+def test_raising_setup_hook_fails_and_rolls_back(pack_venv):
+    item = plugins(pack_venv, "toolreg-badsetup")["toolreg-badsetup"]
+    assert item["status"] == "failed" and "setup exploded" in item["reason"]
+    assert "badsetup_tool" not in tools(pack_venv, "toolreg-badsetup")
+
+
+def test_incompatible_pack_is_skipped_with_both_versions(pack_venv):
+    item = plugins(pack_venv, "toolreg-future")["toolreg-future"]
+    assert item["status"] == "incompatible"
+    assert ">=99" in item["reason"] and "0.1.0" in item["reason"]
+
+
+def test_malformed_schema_fails_the_pack(pack_venv):
+    item = plugins(pack_venv, "toolreg-badschema")["toolreg-badschema"]
+    assert item["status"] == "failed" and "'bad_tool'" in item["reason"]
+    assert "fine_tool" not in tools(pack_venv, "toolreg-badschema")
+
+
+def test_pack_cannot_grant_itself_consent(pack_venv):
+    item = plugins(pack_venv, "toolreg-selfgrant")["toolreg-selfgrant"]
+    assert item["status"] == "refused" and "may not change plugin policies" in item["reason"]
+
+
+def test_bad_config_exits_2_with_one_line_and_no_report(pack_venv, tmp_path):
+    config = write_config(tmp_path, "[plugins.entries.toolreg-sqlite]\nversion = 'banana'\n")
+    done = pack_venv.run("plugins", "--json", "--config", str(config))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1
+    assert str(config) in done.stderr and "plugins.entries.toolreg-sqlite.version" in done.stderr
+
+
+def test_operator_switches(pack_venv, tmp_path):
+    assert plugins(pack_venv, "")["toolreg-sqlite"]["status"] == "disabled"
+    off = plugins(pack_venv, EXAMPLES, TOOLREG_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert {item["status"] for item in off.values()} == {"disabled"}
+    config = write_config(tmp_path, '[plugins]\ndisabled = ["Toolreg_SQLite"]\n')
+    assert plugins(pack_venv, EXAMPLES, config)["toolreg-sqlite"]["status"] == "disabled"
+
+
+def test_version_pin_and_tool_patterns(pack_venv, tmp_path):
+    config = write_config(tmp_path, '[plugins.entries.toolreg-sqlite]\nversion = ">=2"\n')
+    item = plugins(pack_venv, "toolreg-sqlite", config)["toolreg-sqlite"]
+    assert item["status"] == "incompatible" and "operator pin >=2" in item["reason"]
+    config = write_config(tmp_path, '[plugins.entries.toolreg-sqlite]\ntools = ["sqlite_list_*"]\n')
+    item = plugins(pack_venv, "toolreg-sqlite", config)["toolreg-sqlite"]
+    assert item["status"] == "refused" and "plugins.entries.toolreg-sqlite.tools" in item["reason"]
+
+
+def test_unload_restores_the_builtin_and_reload_keeps_one_registration(pack_venv, tmp_path):
+    config = write_config(
+        tmp_path, "[plugins.entries.toolreg-sandbox]\nallow_tool_override = true\n"
+    )
+    result = pack_venv.python_json(
+        f"""
+        import json
+        import toolreg
+        from toolreg import discover_builtin_tools, load_config, registry
+        discover_builtin_tools()
+        config = load_config({str(config)!r})
+        toolreg.load_plugins(config)
+        before = registry.get_owner("terminal")
+        toolreg.unload_plugin("toolreg-sandbox")
+        after = registry.get_owner("terminal")
+        report = toolreg.reload_plugins()
+        again = registry.get_owner("terminal")
+        toolreg.reload_plugins()
+        names = registry.get_all_tool_names()
+        live = [n for n in names if registry.get_owner(n) == "toolreg-sqlite"]
+        print(json.dumps([before, after, again, report.get("toolreg-sandbox").status, live]))
+        """,
+        TOOLREG_PLUGINS="toolreg-sandbox,toolreg-sqlite",
+    )
+    before, after, again, status, live = result
+    assert (before, after, again, status) == (
+        "toolreg-sandbox",
+        "builtin",
+        "toolreg-sandbox",
+        "loaded",
+    )
+    assert sorted(live) == ["sqlite_describe_table", "sqlite_list_tables", "sqlite_query"]
+
+
+def test_local_folder_plugin(pack_venv, tmp_path):
+    folder = tmp_path / "local"
+    folder.mkdir()
+    (folder / "hello.py").write_text(
+        "from toolreg import registry\n"
+        "registry.register('hello', 'local', {}, lambda args: 'hello from a folder')\n"
+    )
+    (folder / "notes.py").write_text("X = 1\n")
+    config = write_config(tmp_path, f'[plugins]\npaths = ["{folder}"]\n')
+    report = plugins(pack_venv, "local:hello", config)
+    assert list(report) == ["local:hello"] and report["local:hello"]["tools_added"] == ["hello"]
+    assert tools(pack_venv, "local:hello", config)["hello"]["owner"] == "local:hello"
+
+
+@pytest.mark.parametrize("pack", ["toolreg-sqlite", "toolreg-sandbox", "toolreg-audit"])
+def test_example_pack_test_suites_pass(pack_venv, pack, tmp_path):
+    import subprocess
+
+    done = subprocess.run(
+        [str(pack_venv.python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         str(REPO / "example_plugins" / pack / "tests")],
+        capture_output=True, text=True, env=pack_venv.env(), cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
