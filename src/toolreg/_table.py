@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ._conflicts import is_mcp, judge
 from ._decisions import Action, Decision, DecisionLog
 from ._entry import CheckFn, Handler, SchemaOverrides, ToolEntry
 from ._ownership import (
@@ -26,12 +27,6 @@ from ._ownership import (
 from ._schemas import check_registration
 
 logger = logging.getLogger("toolreg.registry")
-
-_MCP_PREFIX = "mcp-"
-
-
-def _is_mcp(toolset: str) -> bool:
-    return toolset.startswith(_MCP_PREFIX)
 
 
 class ToolTable:
@@ -153,8 +148,8 @@ class ToolTable:
         plugins = self._policies.involved(stack + origins) if self._policies else []
         if plugins:
             return Owner(plugins[0].plugin_id, plugins[0]), plugins
-        if _is_mcp(toolset):
-            return Owner("mcp:" + toolset[len(_MCP_PREFIX) :]), []
+        if is_mcp(toolset):
+            return Owner("mcp:" + toolset.removeprefix("mcp-")), []
         if is_builtin(origins) or is_builtin(stack):
             return Owner("builtin"), []
         return Owner("host"), []
@@ -206,56 +201,26 @@ class ToolTable:
     def _admit(
         self, entry: ToolEntry, owner: Owner, plugins: list[PluginPolicy], override: bool
     ) -> Action | None:
-        """Apply the conflict rules; None means rejected (already logged)."""
-        name, toolset = entry.name, entry.toolset
-        for policy in plugins:
-            if not policy.may_name(name):
-                reason = (
-                    f"plugin {policy.plugin_id!r} may register only tools matching "
-                    f"{list(policy.tool_patterns or ())} "
-                    f"(plugins.entries.{policy.plugin_id}.tools); {name!r} is outside them"
-                )
-                logger.error("Tool registration REFUSED: %s", reason)
-                self._record("rejected", entry, owner, reason, self._tools.get(name), None)
-                raise PermissionError(reason)
-        existing = self._tools.get(name)
-        if existing is None:
-            return "registered"
-        previous = self._owners[name]
-        if _is_mcp(existing.toolset) and _is_mcp(toolset) and not plugins:
-            return "replaced"  # an MCP server refresh repaves its own tools
-        same_party = previous.label == owner.label or not (previous.is_plugin or owner.is_plugin)
-        if existing.toolset == toolset and same_party:
-            return "replaced"  # a reload
-        if not override:
-            reason = (
-                f"tool {name!r} of toolset {toolset!r} ({owner.label}) conflicts with the "
-                f"existing tool of toolset {existing.toolset!r} ({previous.label}); "
-                "pass override=True to replace it"
+        """Apply the conflict rules; None means rejected (logged and recorded)."""
+        existing = self._tools.get(entry.name)
+        previous = self._owners.get(entry.name)
+        verdict = judge(entry, owner, plugins, override, existing, previous)
+        if verdict.action is None:
+            kind = "REFUSED" if verdict.refuse else "REJECTED"
+            logger.error("Tool registration %s: %s", kind, verdict.reason)
+            self._record("rejected", entry, owner, verdict.reason, existing, previous)
+            if verdict.refuse:
+                raise PermissionError(verdict.reason)
+        elif verdict.action == "overridden" and existing is not None and previous is not None:
+            logger.info(
+                "Tool %r of toolset %r (%s) overridden by toolset %r (%s)",
+                entry.name,
+                existing.toolset,
+                previous.label,
+                entry.toolset,
+                owner.label,
             )
-            logger.error("Tool registration REJECTED: %s", reason)
-            self._record("rejected", entry, owner, reason, existing, previous)
-            return None
-        refused = [p for p in plugins if not p.allowed]
-        if refused:
-            policy = refused[0]
-            reason = (
-                f"plugin {policy.plugin_id!r} may not override tool {name!r} "
-                f"(toolset {existing.toolset!r}, owner {previous.label}) without operator "
-                f"consent; set {policy.config_key} = true to allow it"
-            )
-            logger.error("Tool override REFUSED: %s", reason)
-            self._record("rejected", entry, owner, reason, existing, previous)
-            raise PermissionError(reason)
-        logger.info(
-            "Tool %r of toolset %r (%s) overridden by toolset %r (%s)",
-            name,
-            existing.toolset,
-            previous.label,
-            toolset,
-            owner.label,
-        )
-        return "overridden"
+        return verdict.action
 
     def deregister(self, name: str) -> bool:
         """Remove a tool; returns whether it existed.
@@ -268,7 +233,7 @@ class ToolTable:
             if entry is None:
                 return False
             owner = self._owners[name]
-            if not _is_mcp(entry.toolset) and self._policies:
+            if not is_mcp(entry.toolset) and self._policies:
                 for policy in self._policies.involved(caller_origins(2)):
                     if policy is not owner.policy and not policy.allowed:
                         reason = (
@@ -299,22 +264,15 @@ class ToolTable:
             seen.add(entry.name)
         owners = [self._owner_for(toolset, entry.handler, depth=2) for entry in entries]
         with self._lock:
-            current = set(self._toolsets.get(toolset, ()))
+            current = self._toolsets.get(toolset, frozenset())
             added: dict[str, tuple[ToolEntry, Owner]] = {}
-            for entry, (owner, _plugins) in zip(entries, owners, strict=True):
-                existing = self._tools.get(entry.name)
-                if existing is not None and existing.toolset != toolset:
-                    previous = self._owners[entry.name]
-                    both_mcp = _is_mcp(existing.toolset) and _is_mcp(toolset)
-                    if not both_mcp or owner.is_plugin:
-                        reason = (
-                            f"tool {entry.name!r} of toolset {toolset!r} conflicts with the "
-                            f"existing tool of toolset {existing.toolset!r} ({previous.label})"
-                        )
-                        logger.error("Tool registration REJECTED: %s", reason)
-                        self._record("rejected", entry, owner, reason, existing, previous)
-                        continue
-                added[entry.name] = (entry, owner)
+            for entry, (owner, plugins) in zip(entries, owners, strict=True):
+                if entry.name in current and not plugins:
+                    added[entry.name] = (entry, owner)  # the toolset's own tool, refreshed
+                    continue
+                # A refusal raises before anything is published: all or nothing.
+                if self._admit(entry, owner, plugins, override=False) is not None:
+                    added[entry.name] = (entry, owner)
             removed = tuple(sorted(current - added.keys()))
             self._publish(added, removed=removed, action=None)
             return sorted(added)
