@@ -38,7 +38,10 @@ def write_config(tmp_path: Path, text: str) -> Path:
 
 def test_report_shape_and_example_packs_without_consent(pack_venv):
     report = plugins(pack_venv, EXAMPLES)
-    assert set(report) == {"toolreg-audit", "toolreg-sandbox", "toolreg-sqlite"}
+    active = {pid for pid, item in report.items() if item["status"] != "disabled"}
+    assert active == {"toolreg-audit", "toolreg-sandbox", "toolreg-sqlite"}
+    assert report["toolreg-broken"]["reason"] == "not listed in TOOLREG_PLUGINS"
+    assert list(report) == sorted(report), "packs load in a fixed order: by id"
     for item in report.values():
         assert set(item) == {
             "id", "distribution", "version", "entry_point", "status", "reason",
@@ -237,7 +240,8 @@ def test_local_folder_plugin(pack_venv, tmp_path):
     (folder / "notes.py").write_text("X = 1\n")
     config = write_config(tmp_path, f'[plugins]\npaths = ["{folder}"]\n')
     report = plugins(pack_venv, "local:hello", config)
-    assert list(report) == ["local:hello"] and report["local:hello"]["tools_added"] == ["hello"]
+    assert report["local:hello"]["tools_added"] == ["hello"]
+    assert "local:notes" not in report, "a file that neither registers nor hooks is not a plugin"
     assert tools(pack_venv, "local:hello", config)["hello"]["owner"] == "local:hello"
 
 

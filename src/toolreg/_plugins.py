@@ -193,6 +193,9 @@ class PluginHost:
                     paths=paths,
                     tool_patterns=settings.tools,
                 )
+            # A module already imported (by the host, or into another registry)
+            # would not run its registrations again: always import it afresh.
+            _purge_modules(namespaces)
             with _registry_as_singleton(self.registry):
                 for index, target in enumerate(targets):
                     obj = (
