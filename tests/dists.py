@@ -233,7 +233,7 @@ class PackVenv:
             capture_output=True,
             text=True,
             env=self.env(**env),
-            cwd=cwd,
+            cwd=cwd or self.root,  # packs may write files (an audit log) to the cwd
             timeout=120,
         )
 
@@ -244,7 +244,7 @@ class PackVenv:
             capture_output=True,
             text=True,
             env=self.env(**env),
-            cwd=cwd,
+            cwd=cwd or self.root,
             timeout=120,
         )
         if done.returncode != 0:
