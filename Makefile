@@ -8,9 +8,9 @@ BIN = $(VENV)/bin
 PIP = $(BIN)/python -m pip --disable-pip-version-check
 TOOLREG = $(BIN)/toolreg
 
-# Extra packages `make demo` installs next to toolreg: the example tool packs go
-# here as pip arguments, e.g. `-e example_plugins/weather_pack`.
-DEMO_PACKS =
+# The example tool packs `make demo` installs next to toolreg, as a user would.
+DEMO_PACKS = ./example_plugins/toolreg-sqlite ./example_plugins/toolreg-sandbox \
+	./example_plugins/toolreg-audit
 
 # Installs are remembered by stamp files inside the venv: repeated runs skip pip,
 # a newer pyproject.toml (or a deleted .venv) triggers a reinstall.
@@ -20,20 +20,7 @@ DEV_STAMP = $(VENV)/.toolreg-dev-installed
 .PHONY: demo test lint install dev clean
 
 demo: $(DEMO_STAMP)
-	@echo "== toolreg list"
-	$(TOOLREG) list
-	@echo
-	@echo "== toolreg call current_time"
-	$(TOOLREG) call current_time '{"timezone": "UTC"}'
-	@echo
-	@echo "== file round trip in a throwaway workspace"
-	@ws=$$(mktemp -d) && trap 'rm -rf "$$ws"' EXIT && \
-	export TOOLREG_WORKSPACE="$$ws" && \
-	echo "TOOLREG_WORKSPACE=$$ws" && \
-	echo "+ toolreg call write_file ..." && \
-	$(TOOLREG) call write_file '{"path": "hello.txt", "content": "Hello from toolreg!\n"}' && \
-	echo "+ toolreg call read_file ..." && \
-	$(TOOLREG) call read_file '{"path": "hello.txt"}'
+	bash scripts/demo.sh $(BIN)
 
 test: $(DEV_STAMP)
 	$(BIN)/ruff check .
@@ -48,7 +35,7 @@ dev: $(DEV_STAMP)
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
 
-$(DEMO_STAMP): pyproject.toml $(BIN)/pip
+$(DEMO_STAMP): pyproject.toml $(wildcard example_plugins/*/pyproject.toml) $(BIN)/pip
 	$(PIP) install -e . $(DEMO_PACKS)
 	touch $@
 

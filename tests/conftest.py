@@ -17,9 +17,14 @@ from toolreg import ToolRegistry
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Keep the suite off the user's caches and config, whatever the shell has set."""
+    """Keep the suite off the user's caches, config and installed packs.
+
+    `make demo` installs the example packs into the same venv; in-process tests
+    must not pick them up. Pack tests run in their own venv (``pack_venv``).
+    """
     os.environ["TOOLREG_CACHE_DIR"] = tempfile.mkdtemp(prefix="toolreg-test-cache-")
-    for var in ("TOOLREG_CONFIG", "TOOLREG_PLUGINS", "TOOLREG_DISABLE_PLUGIN_AUTOLOAD"):
+    os.environ["TOOLREG_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    for var in ("TOOLREG_CONFIG", "TOOLREG_PLUGINS"):
         os.environ.pop(var, None)
 
 
