@@ -24,6 +24,8 @@ from toolreg import (
 
 from . import _render
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
+from ._logs import quiet_loading
+from ._plugin_commands import cmd_plugins
 from ._state import state
 
 log = logging.getLogger(__name__)
@@ -41,7 +43,7 @@ def load(args: argparse.Namespace) -> None:
     except ConfigError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     state.config = config
-    with redirect_stdout(sys.stderr):
+    with redirect_stdout(sys.stderr), quiet_loading(getattr(args, "verbose", False)):
         loaded = discover_builtin_tools()
         state.report = load_plugins(config)
     for alias, toolset in config.toolsets.aliases.items():
@@ -215,14 +217,8 @@ def _did_you_mean(name: str, known: list[str]) -> str:
     return f" (did you mean: {', '.join(close)}?)" if close else ""
 
 
-def _plugins(args: argparse.Namespace) -> int:
-    from ._plugin_commands import cmd_plugins
-
-    return cmd_plugins(args)
-
-
 COMMANDS = {
-    "plugins": _plugins,
+    "plugins": cmd_plugins,
     "list": cmd_list,
     "show": cmd_show,
     "call": cmd_call,

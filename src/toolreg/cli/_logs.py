@@ -55,3 +55,25 @@ def cli_logging(verbose: bool) -> Iterator[None]:
     finally:
         root.removeHandler(handler)
         root.setLevel(old_level)
+
+
+@contextmanager
+def quiet_loading(verbose: bool) -> Iterator[None]:
+    """Hush the per-plugin log lines while loading, unless verbose.
+
+    Each refused or failed pack is summed up in one warning line afterwards, and
+    ``toolreg plugins`` and ``toolreg doctor`` give the details; repeating them
+    on every command would bury the command's own output.
+    """
+    if verbose:
+        yield
+        return
+    loggers = [logging.getLogger(name) for name in ("toolreg.plugins", "toolreg.registry")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)

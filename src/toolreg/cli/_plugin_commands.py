@@ -74,6 +74,8 @@ def _config_summary(config: Any) -> list[str]:
             details.append(f"version={entry.version}")
         if entry.tools is not None:
             details.append(f"tools={list(entry.tools)}")
+        if entry.settings:
+            details.append(f"settings: {', '.join(sorted(entry.settings))}")
         lines.append(f"plugins.entries.{plugin_id}: {', '.join(details)}")
     if config.toolsets.aliases:
         aliases = ", ".join(f"{a}={t}" for a, t in sorted(config.toolsets.aliases.items()))
