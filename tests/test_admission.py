@@ -56,7 +56,6 @@ def test_toolreg_plugins_lists_canonicalised_ids():
     assert enabled("toolreg-sandbox", **env) == Verdict("disabled", f"not listed in {PLUGINS}")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: TOOLREG_PLUGINS items are not stripped")
 def test_toolreg_plugins_tolerates_spaces_around_ids():
     # canonicalize_name(" toolreg-audit") keeps the space, so "a, b" enables only a.
     env = {PLUGINS: "toolreg-sqlite, toolreg-audit"}
@@ -102,20 +101,17 @@ def test_check_enabled_reads_the_environ_it_is_given(monkeypatch):
     assert check_enabled("toolreg-sqlite", DEFAULT, {}) is None
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: ids are canonicalised, local:my_tool is not")
 def test_local_plugin_with_an_underscore_can_be_listed_in_toolreg_plugins():
     # canonicalize_name("local:my_tool") == "local:my-tool"; LocalPlugin.plugin_id keeps "_".
     assert enabled("local:my_tool", **{PLUGINS: "local:my_tool"}) is None
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: plugins.disabled cannot disable local:my_tool")
 def test_local_plugin_with_an_underscore_can_be_disabled():
     # Fails open: the operator's "disabled" entry is silently ignored and the file loads.
     cfg = config('[plugins]\ndisabled = ["local:my_tool"]')
     assert enabled("local:my_tool", cfg) == Verdict("disabled", "listed in plugins.disabled")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: entry keys are canonicalised, local:My_Tool is not")
 def test_entry_for_a_local_plugin_with_an_underscore_applies():
     cfg = config('[plugins.entries."local:My_Tool"]\nallow_tool_override = true\n')
     assert cfg.plugins.entry("local:My_Tool").allow_tool_override is True

@@ -61,6 +61,12 @@ def toolreg_transform_tool_result(name, args, result):
 """
 
 
+@pytest.fixture(autouse=True)
+def autoload(monkeypatch):
+    """The suite turns pack autoload off; these tests hand the host their packs."""
+    monkeypatch.delenv("TOOLREG_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+
+
 def record(name: str) -> PackRecord:
     return PackRecord(
         plugin_id=name.replace("_", "-"),

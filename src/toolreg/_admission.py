@@ -16,6 +16,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from ._config import Config
+from ._config import plugin_id as canonical_id
 
 PLUGINS_ENV = "TOOLREG_PLUGINS"
 DISABLE_AUTOLOAD_ENV = "TOOLREG_DISABLE_PLUGIN_AUTOLOAD"
@@ -37,9 +38,7 @@ def check_enabled(plugin_id: str, config: Config, environ: Mapping[str, str]) ->
     if environ.get(DISABLE_AUTOLOAD_ENV, "").strip() not in ("", "0"):
         return Verdict("disabled", f"plugin autoload is off ({DISABLE_AUTOLOAD_ENV} is set)")
     if PLUGINS_ENV in environ:
-        from packaging.utils import canonicalize_name
-
-        wanted = {canonicalize_name(p) for p in environ[PLUGINS_ENV].split(",") if p.strip()}
+        wanted = {canonical_id(p) for p in environ[PLUGINS_ENV].split(",") if p.strip()}
         if plugin_id not in wanted:
             return Verdict("disabled", f"not listed in {PLUGINS_ENV}")
     elif config.plugins.enabled is not None and plugin_id not in config.plugins.enabled:

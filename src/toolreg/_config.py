@@ -7,6 +7,7 @@ the file, the key and what was expected. Nothing is ever half-applied.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Mapping
@@ -23,6 +24,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 CONFIG_ENV = "TOOLREG_CONFIG"
+LOCAL_PREFIX = "local:"
 LOCAL_CONFIG_NAME = "toolreg.toml"
 
 T = TypeVar("T")
@@ -78,6 +80,18 @@ class Config:
     source: Path | None = None
 
 
+def plugin_id(name: str) -> str:
+    """The id config and env vars use for a plugin, however it was spelled.
+
+    Packs are known by their canonical distribution name (``Toolreg_SQLite`` is
+    ``toolreg-sqlite``); local folder plugins by ``local:<stem>``, exactly.
+    """
+    name = name.strip()
+    if name.startswith(LOCAL_PREFIX):
+        return name
+    return canonicalize_name(name)
+
+
 def user_config_dir() -> Path:
     """Where an operator's config lives when nothing more specific is given."""
     if sys.platform == "win32":
@@ -113,6 +127,10 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(source, "", f"cannot read the file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            source, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
     return parse_config(text, source)
 
 
@@ -135,7 +153,12 @@ def parse_config(text: str, source: Path | None = None) -> Config:
 def _plugins(reader: _Reader, data: dict[str, Any]) -> PluginsConfig:
     reader.keys(data, "plugins", {"enabled", "disabled", "paths", "entries", "hook_timeout"})
     timeout = data.get("hook_timeout", 10.0)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout < 0
+    ):
         raise ConfigError(
             reader.source,
             "plugins.hook_timeout",
@@ -145,12 +168,21 @@ def _plugins(reader: _Reader, data: dict[str, Any]) -> PluginsConfig:
     paths = reader.strings(data, "plugins", "paths") or ()
     base = reader.source.parent if reader.source is not None else Path.cwd()
     entries: dict[str, PluginEntryConfig] = {}
+    spellings: dict[str, str] = {}
     for raw_id, raw in reader.table(data, "plugins.entries").items():
-        plugin_id = canonicalize_name(raw_id)
+        canonical = plugin_id(raw_id)
         key = f"plugins.entries.{raw_id}"
         if not isinstance(raw, dict):
             raise ConfigError(reader.source, key, f"expected a table, got {_kind(raw)}")
-        entries[plugin_id] = _entry(reader, raw, key)
+        if canonical in spellings:
+            raise ConfigError(
+                reader.source,
+                key,
+                f"names the same plugin as plugins.entries.{spellings[canonical]} "
+                f"({canonical}); merge the two tables",
+            )
+        spellings[canonical] = raw_id
+        entries[canonical] = _entry(reader, raw, key)
     return PluginsConfig(
         enabled=enabled,
         disabled=reader.names(data, "plugins", "disabled") or (),
@@ -255,4 +287,4 @@ class _Reader:
 
     def names(self, data: dict[str, Any], where: str, key: str) -> tuple[str, ...] | None:
         values = self.strings(data, where, key)
-        return None if values is None else tuple(canonicalize_name(v) for v in values)
+        return None if values is None else tuple(plugin_id(v) for v in values)

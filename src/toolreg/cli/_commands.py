@@ -13,6 +13,7 @@ from typing import Any
 from toolreg import (
     ConfigError,
     ToolEntry,
+    apply_toolset_config,
     discover_builtin_tools,
     get_discovery_failures,
     get_plugin_host,
@@ -46,11 +47,7 @@ def load(args: argparse.Namespace) -> None:
     with redirect_stdout(sys.stderr), quiet_loading(getattr(args, "verbose", False)):
         loaded = discover_builtin_tools()
         state.report = load_plugins(config)
-    for alias, toolset in config.toolsets.aliases.items():
-        try:
-            registry.register_toolset_alias(alias, toolset)
-        except ValueError as exc:
-            log.warning("toolsets.aliases.%s: %s", alias, exc)
+    apply_toolset_config(config, registry)
     log.debug("built-in tool modules loaded: %s", ", ".join(loaded) or "none")
     failures = get_discovery_failures()
     broken = state.report.with_status("failed", "refused")
