@@ -41,6 +41,18 @@ class FakeClock:
         self.now += seconds
 
 
+needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlink support")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh TOOLREG_WORKSPACE root for the built-in file tools."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    monkeypatch.setenv("TOOLREG_WORKSPACE", str(root))
+    return root.resolve()
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()

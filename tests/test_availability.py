@@ -7,23 +7,11 @@ from typing import Any
 
 import pytest
 
+from conftest import FakeClock
 from toolreg import ToolRegistry
 
 TTL = 30.0
 GRACE = 60.0
-
-
-class FakeClock:
-    """A monotonic clock the test moves by hand."""
-
-    def __init__(self, start: float = 1000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 class Probe:

@@ -19,17 +19,8 @@ from builtin_tools._file_ops import (
     search_files,
     write_file,
 )
+from conftest import needs_symlinks
 from toolreg import discover_builtin_tools, get_discovery_failures, registry
-
-needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlink support")
-
-
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    monkeypatch.setenv("TOOLREG_WORKSPACE", str(root))
-    return root.resolve()
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -13,16 +12,7 @@ from builtin_tools._workspace import (
     resolve_in_workspace,
     workspace_root,
 )
-
-needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlink support")
-
-
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    monkeypatch.setenv("TOOLREG_WORKSPACE", str(root))
-    return root.resolve()
+from conftest import needs_symlinks
 
 
 @pytest.fixture

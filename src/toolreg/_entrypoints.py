@@ -23,7 +23,6 @@ at DEBUG, and never raises.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -34,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._scan_cache import cache_dir
+from ._scan_cache import cache_dir, write_json_atomic
 
 try:  # hashlib would load OpenSSL (a few ms at start-up) for one small digest.
     from _blake2 import blake2b
@@ -268,22 +267,4 @@ def _load(path: str) -> list[Any]:
 
 
 def _save(path: str, keys: list[Any]) -> None:
-    """Write the cache atomically (temp file + ``os.replace``) so readers never see half a file."""
-    # tempfile pulls in random/shutil; only a miss or a venv switch pays for it.
-    import tempfile
-
-    directory = os.path.dirname(path)
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".packs-", suffix=".tmp")
-    except Exception as exc:
-        _log.debug("Cannot write toolreg pack cache in %s: %s", directory, exc)
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"keys": keys}, f, separators=(",", ":"))
-        os.replace(tmp, path)
-    except Exception as exc:
-        _log.debug("Cannot write toolreg pack cache %s: %s", path, exc)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    write_json_atomic(path, {"keys": keys}, what="pack cache")

@@ -122,22 +122,29 @@ def _load(path: str) -> dict[str, object]:
 
 
 def _save(path: str, entries: dict[str, object]) -> None:
-    """Write the cache atomically (temp file + ``os.replace``) so readers never see half a file."""
+    write_json_atomic(path, entries, what="scan cache")
+
+
+def write_json_atomic(path: str, data: object, *, what: str) -> None:
+    """Write JSON via a temp file and ``os.replace``, so readers never see half a file.
+
+    Failure only costs the cache: it is logged at DEBUG and never raised.
+    """
     # tempfile pulls in random/shutil; only the cold path (something changed) pays for it.
     import tempfile
 
     directory = os.path.dirname(path)
     try:
         os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".scan-", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".toolreg-", suffix=".tmp")
     except Exception as exc:
-        _log.debug("Cannot write toolreg scan cache in %s: %s", directory, exc)
+        _log.debug("Cannot write toolreg %s in %s: %s", what, directory, exc)
         return
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(entries, f, separators=(",", ":"))
+            json.dump(data, f, separators=(",", ":"))
         os.replace(tmp, path)
     except Exception as exc:
-        _log.debug("Cannot write toolreg scan cache %s: %s", path, exc)
+        _log.debug("Cannot write toolreg %s %s: %s", what, path, exc)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
