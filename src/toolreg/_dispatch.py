@@ -75,21 +75,28 @@ class DispatchMixin:
     """``dispatch`` and ``adispatch`` over a table's published ``_tools`` dict."""
 
     _tools: dict[str, ToolEntry]
-    _dispatch_hooks: DispatchHooks | None = None
+
+    def _init_dispatch(self) -> None:
+        self._dispatch_hooks: DispatchHooks | None = None
+        self._hooked = False
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch.
 
         Without hooks, ``dispatch`` is the plain method: no hook layer costs
-        anything until some pack implements a dispatch hook.
+        anything until some pack implements a dispatch hook. (Touching
+        ``__dict__`` directly would de-optimise every attribute read of the
+        instance, so only plain attribute assignment and ``del`` are used.)
         """
         self._dispatch_hooks = hooks
-        if hooks is None:
-            self.__dict__.pop("dispatch", None)
-            self.__dict__.pop("adispatch", None)
-        else:
+        if hooks is None and self._hooked:
+            del self.dispatch
+            del self.adispatch
+            self._hooked = False
+        elif hooks is not None and not self._hooked:
             self.dispatch = self._hooked_dispatch  # type: ignore[method-assign]
             self.adispatch = self._hooked_adispatch  # type: ignore[method-assign]
+            self._hooked = True
 
     def _hooked_dispatch(
         self, name: str, args: dict[str, Any], **kwargs: Any

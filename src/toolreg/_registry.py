@@ -26,6 +26,7 @@ class ToolRegistry(DispatchMixin, DefinitionsMixin, ToolTable):
         ToolTable.__init__(self, decision_log_size=decision_log_size)
         self._availability = Availability(clock)
         self._init_definitions()
+        self._init_dispatch()
 
     def __repr__(self) -> str:
         return f"<ToolRegistry tools={len(self._tools)} generation={self._generation}>"
