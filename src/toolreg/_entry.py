@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 Handler = Callable[..., Any]
 CheckFn = Callable[[], Any]
 SchemaOverrides = Callable[[], "dict[str, Any] | None"]
+
+
+@dataclass(frozen=True)
+class ToolOptions:
+    """Per-tool dispatch settings that are not part of the seed's entry record."""
+
+    #: Check arguments against the schema before the handler runs.
+    validate: bool = True
+    #: Seconds the handler may run before dispatch gives up with a tool_error.
+    timeout: float | None = None
+
+
+DEFAULT_OPTIONS = ToolOptions()
 
 
 class ToolEntry:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ._conflicts import is_mcp, judge
 from ._decisions import Action, Decision, DecisionLog
-from ._entry import CheckFn, Handler, SchemaOverrides, ToolEntry
+from ._entry import DEFAULT_OPTIONS, CheckFn, Handler, SchemaOverrides, ToolEntry, ToolOptions
 from ._ownership import (
     Owner,
     PluginPolicy,
@@ -27,6 +27,10 @@ from ._ownership import (
 from ._schemas import check_registration
 
 logger = logging.getLogger("toolreg.registry")
+
+
+#: What the table keeps per name: the entry, who owns it, how to dispatch it.
+Slot = tuple[ToolEntry, Owner, ToolOptions]
 
 
 class ToolTable:
@@ -43,7 +47,8 @@ class ToolTable:
         self._log = DecisionLog(decision_log_size)
         # name -> [(displaced entry, its owner, label of who displaced it)], so
         # unloading a plugin can put back what it overrode.
-        self._shadowed: dict[str, list[tuple[ToolEntry, Owner, str]]] = {}
+        self._shadowed: dict[str, list[tuple[ToolEntry, Owner, ToolOptions, str]]] = {}
+        self._options: dict[str, ToolOptions] = {}
 
     # -- reads: lock-free -------------------------------------------------
 
@@ -64,6 +69,10 @@ class ToolTable:
         """``builtin``, ``host``, a plugin id or ``mcp:<server>``; None if unknown."""
         owner = self._owners.get(name)
         return owner.label if owner is not None else None
+
+    def get_options(self, name: str) -> ToolOptions | None:
+        """Dispatch settings (validation, timeout) of a tool; None if unknown."""
+        return self._options.get(name)
 
     def get_all_tool_names(self) -> list[str]:
         return sorted(self._tools)
@@ -170,6 +179,9 @@ class ToolTable:
         max_result_size_chars: int | None = None,
         dynamic_schema_overrides: SchemaOverrides | None = None,
         override: bool = False,
+        *,
+        validate: bool = True,
+        timeout: float | None = None,
     ) -> ToolEntry | None:
         """Register a tool; returns the new entry, or None when rejected.
 
@@ -177,6 +189,7 @@ class ToolTable:
         a plugin override the operator has not allowed.
         """
         check_registration(name, toolset, schema, handler)
+        options = make_options(name, validate, timeout)
         entry = ToolEntry(
             name=name,
             toolset=toolset,
@@ -195,7 +208,7 @@ class ToolTable:
             action = self._admit(entry, owner, plugins, override)
             if action is None:
                 return None
-            self._publish({name: (entry, owner)}, removed=(), action=action)
+            self._publish({name: (entry, owner, options)}, removed=(), action=action)
         return entry
 
     def _admit(
@@ -245,7 +258,13 @@ class ToolTable:
             self._publish({}, removed=(name,), action="deregistered")
         return True
 
-    def replace_toolset(self, toolset: str, entries: Iterable[ToolEntry]) -> list[str]:
+    def replace_toolset(
+        self,
+        toolset: str,
+        entries: Iterable[ToolEntry],
+        *,
+        options: ToolOptions = DEFAULT_OPTIONS,
+    ) -> list[str]:
         """Swap a whole toolset in one step; returns the names now in it.
 
         Readers see either the old toolset or the new one, never a mix. An
@@ -265,14 +284,14 @@ class ToolTable:
         owners = [self._owner_for(toolset, entry.handler, depth=2) for entry in entries]
         with self._lock:
             current = self._toolsets.get(toolset, frozenset())
-            added: dict[str, tuple[ToolEntry, Owner]] = {}
+            added: dict[str, Slot] = {}
             for entry, (owner, plugins) in zip(entries, owners, strict=True):
                 if entry.name in current and not plugins:
-                    added[entry.name] = (entry, owner)  # the toolset's own tool, refreshed
+                    added[entry.name] = (entry, owner, options)  # its own tool, refreshed
                     continue
                 # A refusal raises before anything is published: all or nothing.
                 if self._admit(entry, owner, plugins, override=False) is not None:
-                    added[entry.name] = (entry, owner)
+                    added[entry.name] = (entry, owner, options)
             removed = tuple(sorted(current - added.keys()))
             self._publish(added, removed=removed, action=None)
             return sorted(added)
@@ -285,14 +304,14 @@ class ToolTable:
         """
         with self._lock:
             owned = sorted(name for name, owner in self._owners.items() if owner.label == label)
-            restored: dict[str, tuple[ToolEntry, Owner]] = {}
+            restored: dict[str, Slot] = {}
             for name in list(self._shadowed):
                 records = self._shadowed[name]
-                mine = [record for record in records if record[2] == label]
+                mine = [record for record in records if record[3] == label]
                 if mine and name in owned:
-                    entry, owner, _ = mine[0]  # the earliest is what stood before it
-                    restored[name] = (entry, owner)
-                kept = [record for record in records if record[2] != label]
+                    entry, owner, options, _ = mine[0]  # the earliest stood before it
+                    restored[name] = (entry, owner, options)
+                kept = [record for record in records if record[3] != label]
                 if kept:
                     self._shadowed[name] = kept
                 else:
@@ -319,24 +338,29 @@ class ToolTable:
 
     def _publish(
         self,
-        added: dict[str, tuple[ToolEntry, Owner]],
+        added: dict[str, Slot],
         removed: Iterable[str],
         action: Action | None,
     ) -> None:
         """Build new dicts and swap them in; caller holds the lock."""
         tools = dict(self._tools)
         owners = dict(self._owners)
+        options = dict(self._options)
         decisions: list[tuple[Action, ToolEntry, Owner, ToolEntry | None, Owner | None]] = []
         for name in removed:
             old = tools.pop(name)
+            options.pop(name, None)
             decisions.append(("deregistered", old, owners.pop(name), None, None))
-        for name, (entry, owner) in added.items():
+        for name, (entry, owner, tool_options) in added.items():
             old, old_owner = tools.get(name), owners.get(name)
+            old_options = options.get(name, DEFAULT_OPTIONS)
             tools[name] = entry
             owners[name] = owner
+            options[name] = tool_options
             verb = action or ("registered" if old is None else "replaced")
             if verb == "overridden" and old is not None and old_owner is not None:
-                self._shadowed.setdefault(name, []).append((old, old_owner, owner.label))
+                record = (old, old_owner, old_options, owner.label)
+                self._shadowed.setdefault(name, []).append(record)
             decisions.append((verb, entry, owner, old, old_owner))
         # Rebuild only the touched toolsets, with one set operation each, so a
         # bulk write stays linear and a single write costs one set copy.
@@ -361,6 +385,7 @@ class ToolTable:
                 toolsets.pop(toolset, None)
         self._toolsets = toolsets
         self._owners = owners
+        self._options = options
         self._tools = tools
         # get_entry becomes the published dict's own ``get``: the dispatch hot
         # path's lookup is then a C call, with no Python frame in between.
@@ -391,3 +416,13 @@ class ToolTable:
                 replaced=previous,
             )
         )
+
+
+def make_options(name: str, validate: bool, timeout: float | None) -> ToolOptions:
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+    ):
+        raise ValueError(f"Tool {name!r}: timeout must be a positive number of seconds")
+    if validate and timeout is None:
+        return DEFAULT_OPTIONS
+    return ToolOptions(validate=bool(validate), timeout=timeout)
