@@ -332,7 +332,7 @@ def test_import_failure_warns_on_stderr_and_keeps_stdout_json(capsys, monkeypatc
     code, out, err = run(capsys, "list", "--json")
     assert code == 0
     assert isinstance(json.loads(out), list)
-    assert "1 tool module(s) and 0 plugin(s) failed to load" in err
+    assert "1 tool module(s) failed to import" in err
 
     code, out, _ = run(capsys, "doctor", "--json")
     assert code == 0

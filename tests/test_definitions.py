@@ -94,9 +94,13 @@ class TestShapes:
         with pytest.raises(ValueError):
             reg.get_definition("read", format="gemini")
 
-    def test_explicit_description_beats_the_schema_one(self, reg: ToolRegistry) -> None:
-        add(reg, "read", description="Read a file.")
-        assert reg.get_definitions()[0]["function"]["description"] == "Read a file."
+    def test_schema_description_is_what_the_model_sees(self, reg: ToolRegistry) -> None:
+        # description= is the short line for listings; the model gets the schema's text.
+        s = add(reg, "read", description="Read a file.")
+        assert reg.get_definitions()[0]["function"]["description"] == s["description"]
+        assert reg.get_entry("read").description == "Read a file."
+        reg.register("bare", "ts", {"parameters": {"type": "object"}}, handler, description="B.")
+        assert reg.get_definition("bare")["function"]["description"] == "B."
 
     def test_missing_parameters_become_an_empty_object_schema(self, reg: ToolRegistry) -> None:
         reg.register("ping", "ts", {"description": "Ping."}, handler)
@@ -250,7 +254,7 @@ class TestMemoInvalidation:
         add(reg, "b")
         assert names(reg.get_definitions()) == ["a", "b"]
 
-        add(reg, "a", description="Replaced.")  # same toolset: a reload
+        reg.register("a", "ts", {**schema("a"), "description": "Replaced."}, handler)  # a reload
         assert reg.get_definitions()[0]["function"]["description"] == "Replaced."
         assert json.loads(reg.get_definitions_json())[0]["function"]["description"] == "Replaced."
 

@@ -47,7 +47,9 @@ class _Memo:
 
 
 def _static_definition(entry: ToolEntry, formatter: Formatter) -> dict[str, Any]:
-    description = entry.description or entry.schema.get("description") or ""
+    # The schema's description is written for the model; ``description=`` is
+    # the short line people see in listings, and stands in only when it is missing.
+    description = entry.schema.get("description") or entry.description or ""
     return formatter(entry.name, description, parameters_of(entry.schema))
 
 
@@ -74,7 +76,7 @@ def _dynamic_definition(entry: ToolEntry, formatter: Formatter) -> dict[str, Any
     if not overrides:
         return copy.deepcopy(_static_definition(entry, formatter))
     merged = {**entry.schema, **overrides}
-    description = overrides.get("description") or entry.description or ""
+    description = merged.get("description") or entry.description or ""
     return copy.deepcopy(formatter(entry.name, description, parameters_of(merged)))
 
 

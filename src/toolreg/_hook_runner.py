@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._results import describe_exception, tool_error
+from ._results import describe_exception, is_multimodal, tool_error
 
 logger = logging.getLogger("toolreg.hooks")
 
@@ -118,10 +118,10 @@ class HookRunner:
                     tool=name,
                 )
             if replacement is not None:
-                if not isinstance(replacement, (str, dict)):
+                if not (isinstance(replacement, str) or is_multimodal(replacement)):
                     return tool_error(
                         f"Hook toolreg_transform_tool_result of plugin {impl.plugin_id} "
-                        f"returned {type(replacement).__name__}, not a str or dict",
+                        f"returned {type(replacement).__name__}, not a str or a multimodal dict",
                         error_type="blocked",
                         tool=name,
                     )

@@ -215,7 +215,7 @@ class PluginHost:
                     registry=self.registry,
                     settings=dict(settings.settings),
                 )
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a pack calling exit() must not end the host
             self._deactivate(plugin_id, namespaces, objects)
             self._fail(outcome, exc)
             return False
@@ -241,7 +241,8 @@ class PluginHost:
 
     def _fail(self, outcome: PluginOutcome, exc: BaseException) -> PluginOutcome:
         outcome.status = "refused" if isinstance(exc, PermissionError) else "failed"
-        outcome.reason = describe_exception(exc)
+        # One line: the report is a table; the traceback keeps the full text.
+        outcome.reason = " ".join(describe_exception(exc).split())
         outcome.error = exc
         outcome.traceback = "".join(traceback.format_exception(exc))
         outcome.tools_added, outcome.tools_overridden = [], []

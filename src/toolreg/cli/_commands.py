@@ -53,8 +53,9 @@ def load(args: argparse.Namespace) -> None:
     broken = state.report.with_status("failed", "refused")
     if (failures or broken) and args.command not in ("doctor", "plugins"):
         print(
-            f"toolreg: warning: {len(failures)} tool module(s) and {len(broken)} plugin(s) "
-            "failed to load; run 'toolreg doctor' for details",
+            f"toolreg: warning: {len(failures)} tool module(s) failed to import and "
+            f"{len(broken)} plugin(s) were refused or failed; "
+            "see 'toolreg plugins' or 'toolreg doctor' (-v for tracebacks)",
             file=sys.stderr,
         )
 

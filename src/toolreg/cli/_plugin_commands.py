@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from toolreg import ConfigError, PluginReport, load_config
@@ -19,11 +18,7 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     if args.json:
         print(report.to_json(indent=2))
     else:
-        print(plugin_table(report))
-        if getattr(args, "verbose", False):
-            for outcome in report:
-                if outcome.traceback:
-                    print(f"\n{outcome.id}:\n{outcome.traceback}", file=sys.stderr)
+        print(plugin_table(report))  # with -v, the load step already logged tracebacks
     return EXIT_OK
 
 
