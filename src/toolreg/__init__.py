@@ -15,7 +15,7 @@ from ._plugins import get_plugin_host, load_plugins, reload_plugins, unload_plug
 from ._registry import ToolRegistry, registry
 from ._report import PluginOutcome, PluginReport
 from ._results import is_tool_error, tool_error, tool_result
-from ._toolsets import apply_toolset_config
+from ._toolsets import apply_config, apply_toolset_config
 from .hookspecs import hookimpl
 
 __version__ = "0.1.0"
@@ -30,6 +30,7 @@ __all__ = [
     "ToolEntry",
     "ToolRegistry",
     "__version__",
+    "apply_config",
     "apply_toolset_config",
     "discover_builtin_tools",
     "get_discovery_failures",

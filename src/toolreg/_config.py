@@ -72,12 +72,19 @@ class ToolsetsConfig:
 
 
 @dataclass(frozen=True)
+class DispatchConfig:
+    #: Validate every call's arguments against its tool's schema.
+    validate: bool = True
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole operator config; ``Config()`` is the built-in default."""
 
     plugins: PluginsConfig = field(default_factory=PluginsConfig)
     toolsets: ToolsetsConfig = field(default_factory=ToolsetsConfig)
     source: Path | None = None
+    dispatch: DispatchConfig = field(default_factory=DispatchConfig)
 
 
 def plugin_id(name: str) -> str:
@@ -140,13 +147,17 @@ def parse_config(text: str, source: Path | None = None) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(source, "", f"not valid TOML ({exc})") from None
     reader = _Reader(source)
-    reader.keys(data, "", {"plugins", "toolsets"})
+    reader.keys(data, "", {"plugins", "toolsets", "dispatch"})
     plugins = reader.table(data, "plugins")
     toolsets = reader.table(data, "toolsets")
+    dispatch = reader.table(data, "dispatch")
+    reader.keys(dispatch, "dispatch", {"validate"})
+    validate = reader.typed(dispatch, "dispatch", "validate", bool, "true or false")
     return Config(
         plugins=_plugins(reader, plugins),
         toolsets=_toolsets(reader, toolsets),
         source=source,
+        dispatch=DispatchConfig(validate=True if validate is None else validate),
     )
 
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from ._async_bridge import run_coroutine
-from ._entry import ToolEntry
+from ._entry import DEFAULT_OPTIONS, ToolEntry, ToolOptions
 from ._results import describe_exception, failure_message, is_multimodal, tool_error, truncate
+from ._timeouts import DeadlineExceeded, await_with_deadline, call_with_deadline
+from ._validation import Checker, compile_checker, parse_json_args
 
 logger = logging.getLogger("toolreg.dispatch")
 
@@ -54,6 +57,31 @@ def _off_contract(entry: ToolEntry, result: Any) -> str | dict[str, Any]:
     )
 
 
+def _checked(plan: _Plan, args: Any) -> tuple[Any, str | None]:
+    """Parse JSON-string arguments and validate them: (args, None) or (args, tool_error)."""
+    name = plan.entry.name
+    if isinstance(args, str):
+        args, problem = parse_json_args(name, args)
+        if problem is not None:
+            return args, tool_error(problem, error_type="invalid_arguments", tool=name)
+    elif args is None:
+        args = {}  # "no arguments" arrives as null from some providers
+    if plan.check is not None:
+        problem = plan.check(args)
+        if problem is not None:
+            return args, tool_error(problem, error_type="invalid_arguments", tool=name)
+    return args, None
+
+
+def _timed_out(entry: ToolEntry, timeout: float | None) -> str:
+    logger.error("Tool %s timed out after %gs", entry.name, timeout or 0)
+    return tool_error(
+        f"Tool {entry.name} timed out after {timeout:g} s and was abandoned",
+        error_type="timeout",
+        tool=entry.name,
+    )
+
+
 def _cap(entry: ToolEntry, result: str) -> str:
     limit = entry.max_result_size_chars
     if limit is None or len(result) <= limit:
@@ -71,14 +99,115 @@ class DispatchHooks(Protocol):
         """The result to return, after observers and transforms have run."""
 
 
+class _Plan:
+    """What dispatch needs for one entry, worked out once: the checker, the deadline."""
+
+    __slots__ = ("entry", "check", "timeout")
+
+    def __init__(self, entry: ToolEntry, check: Checker | None, timeout: float | None) -> None:
+        self.entry = entry
+        self.check = check
+        self.timeout = timeout
+
+
 class DispatchMixin:
     """``dispatch`` and ``adispatch`` over a table's published ``_tools`` dict."""
 
     _tools: dict[str, ToolEntry]
+    _options: dict[str, ToolOptions]
 
     def _init_dispatch(self) -> None:
         self._dispatch_hooks: DispatchHooks | None = None
         self._hooked = False
+        self._plans: dict[str, _Plan] = {}
+        self._validation = True
+
+    # -- plans ----------------------------------------------------------------
+
+    def _plan(self, name: str) -> _Plan | None:
+        entry = self._tools.get(name)
+        if entry is None:
+            return None
+        options = self._options.get(name, DEFAULT_OPTIONS)
+        check = compile_checker(entry) if options.validate and self._validation else None
+        plan = _Plan(entry, check, options.timeout)
+        self._plans[name] = plan
+        # A write that swapped the entry while we compiled already dropped the
+        # old plan; drop ours too if it is stale, so it is never served.
+        if self._tools.get(name) is not entry:
+            self._plans.pop(name, None)
+        return plan
+
+    def _after_publish(self, names: Iterable[str]) -> None:
+        for name in names:
+            self._plans.pop(name, None)
+
+    def set_validation(self, enabled: bool) -> None:
+        """Turn argument validation on or off for every tool (operator switch)."""
+        self._validation = bool(enabled)
+        self._plans.clear()
+
+    @property
+    def validation_enabled(self) -> bool:
+        return self._validation
+
+    # -- dispatch -------------------------------------------------------------
+
+    def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str | dict[str, Any]:
+        """Run tool ``name`` with ``args``; always returns a str or multimodal dict."""
+        plan = self._plans.get(name) or self._plan(name)
+        if plan is None:
+            return tool_error(f"Unknown tool: {name}")
+        entry = plan.entry
+        if args.__class__ is not dict or plan.check is not None:
+            args, problem = _checked(plan, args)
+            if problem is not None:
+                return problem
+        try:
+            if plan.timeout is not None:
+                result = call_with_deadline(entry, args, kwargs, plan.timeout)
+            else:
+                result = entry.handler(args, **kwargs) if kwargs else entry.handler(args)
+                if entry.is_async:
+                    result = run_coroutine(result)
+        except DeadlineExceeded:
+            return _timed_out(entry, plan.timeout)
+        except (Exception, SystemExit) as exc:
+            return _failed(name, exc)
+        if result.__class__ is str:
+            limit = entry.max_result_size_chars
+            if limit is None or len(result) <= limit:
+                return result
+            return truncate(result, limit)
+        return _off_contract(entry, result)
+
+    async def adispatch(
+        self, name: str, args: dict[str, Any], **kwargs: Any
+    ) -> str | dict[str, Any]:
+        """The async twin of ``dispatch``: sync handlers run in a worker thread."""
+        plan = self._plans.get(name) or self._plan(name)
+        if plan is None:
+            return tool_error(f"Unknown tool: {name}")
+        entry = plan.entry
+        args, problem = _checked(plan, args)
+        if problem is not None:
+            return problem
+        try:
+            if plan.timeout is not None:
+                result = await await_with_deadline(entry, args, kwargs, plan.timeout)
+            elif entry.is_async:
+                result = await entry.handler(args, **kwargs)
+            else:
+                result = await asyncio.to_thread(entry.handler, args, **kwargs)
+            if inspect.iscoroutine(result):
+                result = await result
+        except DeadlineExceeded:
+            return _timed_out(entry, plan.timeout)
+        except (Exception, SystemExit) as exc:
+            return _failed(name, exc)
+        if result.__class__ is str:
+            return _cap(entry, result)
+        return _off_contract(entry, result)
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch.
@@ -122,41 +251,3 @@ class DispatchMixin:
             return tool_error(blocked, error_type="blocked", tool=name)
         result = await DispatchMixin.adispatch(self, name, args, **kwargs)
         return await asyncio.to_thread(hooks.after, name, args, result)
-
-    def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str | dict[str, Any]:
-        """Run tool ``name`` with ``args``; always returns a str or multimodal dict."""
-        entry = self._tools.get(name)
-        if entry is None:
-            return tool_error(f"Unknown tool: {name}")
-        try:
-            result = entry.handler(args, **kwargs) if kwargs else entry.handler(args)
-            if entry.is_async:
-                result = run_coroutine(result)
-        except (Exception, SystemExit) as exc:
-            return _failed(name, exc)
-        if result.__class__ is str:
-            limit = entry.max_result_size_chars
-            if limit is None or len(result) <= limit:
-                return result
-            return truncate(result, limit)
-        return _off_contract(entry, result)
-
-    async def adispatch(
-        self, name: str, args: dict[str, Any], **kwargs: Any
-    ) -> str | dict[str, Any]:
-        """The async twin of ``dispatch``: sync handlers run in a worker thread."""
-        entry = self._tools.get(name)
-        if entry is None:
-            return tool_error(f"Unknown tool: {name}")
-        try:
-            if entry.is_async:
-                result = await entry.handler(args, **kwargs)
-            else:
-                result = await asyncio.to_thread(entry.handler, args, **kwargs)
-                if inspect.iscoroutine(result):
-                    result = await result
-        except (Exception, SystemExit) as exc:
-            return _failed(name, exc)
-        if result.__class__ is str:
-            return _cap(entry, result)
-        return _off_contract(entry, result)

@@ -343,6 +343,8 @@ class ToolTable:
         action: Action | None,
     ) -> None:
         """Build new dicts and swap them in; caller holds the lock."""
+        removed = tuple(removed)
+        changed = set(removed) | added.keys()
         tools = dict(self._tools)
         owners = dict(self._owners)
         options = dict(self._options)
@@ -391,8 +393,12 @@ class ToolTable:
         # path's lookup is then a C call, with no Python frame in between.
         self.get_entry = tools.get  # type: ignore[method-assign]
         self._generation += 1
+        self._after_publish(changed)
         for verb, entry, owner, old, old_owner in decisions:
             self._record(verb, entry, owner, "", old, old_owner)
+
+    def _after_publish(self, names: Iterable[str]) -> None:
+        """Called under the lock once ``names`` changed; caches above the table hook in."""
 
     def _record(
         self,

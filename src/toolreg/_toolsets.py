@@ -1,4 +1,4 @@
-"""The operator's ``[toolsets]`` table applied to a registry: aliases, and which toolsets stay."""
+"""The operator config applied to a loaded registry: toolsets, aliases, validation."""
 
 from __future__ import annotations
 
@@ -48,3 +48,13 @@ def apply_toolset_config(config: Config, registry: ToolRegistry) -> list[str]:
                 removed.append(name)
             logger.info("Toolset %s turned off by the operator config", toolset)
     return removed
+
+
+def apply_config(config: Config, registry: ToolRegistry) -> list[str]:
+    """Everything the config says about a loaded registry; returns the tools removed.
+
+    ``[dispatch] validate`` switches argument validation, then the
+    ``[toolsets]`` table applies (see :func:`apply_toolset_config`).
+    """
+    registry.set_validation(config.dispatch.validate)
+    return apply_toolset_config(config, registry)

@@ -13,7 +13,7 @@ from typing import Any
 from toolreg import (
     ConfigError,
     ToolEntry,
-    apply_toolset_config,
+    apply_config,
     discover_builtin_tools,
     get_discovery_failures,
     get_plugin_host,
@@ -47,7 +47,7 @@ def load(args: argparse.Namespace) -> None:
     with redirect_stdout(sys.stderr), quiet_loading(getattr(args, "verbose", False)):
         loaded = discover_builtin_tools()
         state.report = load_plugins(config)
-    apply_toolset_config(config, registry)
+    apply_config(config, registry)
     log.debug("built-in tool modules loaded: %s", ", ".join(loaded) or "none")
     failures = get_discovery_failures()
     broken = state.report.with_status("failed", "refused")
@@ -83,9 +83,24 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.toolset is not None:
         wanted = set(_toolset_tools(args.toolset))
         names = [n for n in names if n in wanted]
+    fmt = getattr(args, "format", None)
+    if fmt is not None and not args.json:
+        raise CliError("--format needs --json: the table shows no definitions", EXIT_USAGE)
     tools = [_tool_record(n) for n in names]
+    if fmt is not None:
+        for tool in tools:
+            tool["definition"] = _list_definition(tool["name"], fmt)
     print(_render.to_json(tools) if args.json else _render.tool_table(tools))
     return EXIT_OK
+
+
+def _list_definition(name: str, fmt: str) -> dict[str, Any] | None:
+    """One tool's definition for ``list --json --format``; null when the format cannot hold it."""
+    try:
+        return registry.get_definition(name, format=fmt)
+    except ValueError as exc:  # e.g. a name the provider does not accept
+        print(f"toolreg: warning: {exc}", file=sys.stderr)
+        return None
 
 
 def _toolset_tools(toolset: str) -> list[str]:
@@ -104,7 +119,10 @@ def _toolset_tools(toolset: str) -> list[str]:
 def cmd_show(args: argparse.Namespace) -> int:
     """Print one tool's definition, whether or not it is available right now."""
     entry = _require_tool(args.name)
-    definition = registry.get_definition(args.name, format=args.format)
+    try:
+        definition = registry.get_definition(args.name, format=args.format)
+    except ValueError as exc:  # the tool cannot be expressed in this format (e.g. its name)
+        raise CliError(str(exc)) from None
     if args.json:
         print(_render.to_json(definition))
         return EXIT_OK

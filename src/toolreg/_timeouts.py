@@ -1,0 +1,72 @@
+"""Per-tool execution deadlines.
+
+A sync handler with a deadline runs in a worker thread, and the caller stops
+waiting when the deadline passes; Python cannot stop the thread itself, so a
+handler that ignores time keeps running in the background until it returns.
+An async handler is cancelled properly with ``asyncio.wait_for``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import time
+from typing import Any
+
+from ._async_bridge import run_coroutine
+from ._entry import ToolEntry
+
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+class DeadlineExceeded(Exception):
+    """The handler did not finish within its tool's timeout."""
+
+
+def _executor() -> concurrent.futures.ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=32, thread_name_prefix="toolreg-tool"
+            )
+        return _pool
+
+
+def call_with_deadline(entry: ToolEntry, args: Any, kwargs: dict[str, Any], timeout: float) -> Any:
+    """Run the handler; raise DeadlineExceeded if it takes longer than ``timeout``."""
+    if entry.is_async:
+        started = time.monotonic()
+        try:
+            return run_coroutine(asyncio.wait_for(entry.handler(args, **kwargs), timeout))
+        except (asyncio.TimeoutError, TimeoutError):
+            # A handler may raise TimeoutError of its own: only ours is a deadline.
+            if time.monotonic() - started >= timeout:
+                raise DeadlineExceeded from None
+            raise
+    future = _executor().submit(entry.handler, args, **kwargs)
+    try:
+        return future.result(timeout)
+    except concurrent.futures.TimeoutError:
+        if future.done():
+            raise  # the handler's own TimeoutError, re-raised by result()
+        raise DeadlineExceeded from None
+
+
+async def await_with_deadline(
+    entry: ToolEntry, args: Any, kwargs: dict[str, Any], timeout: float
+) -> Any:
+    """The async twin: sync handlers go to a worker thread."""
+    if entry.is_async:
+        call = entry.handler(args, **kwargs)
+    else:
+        call = asyncio.to_thread(entry.handler, args, **kwargs)
+    started = time.monotonic()
+    try:
+        return await asyncio.wait_for(call, timeout)
+    except (asyncio.TimeoutError, TimeoutError):
+        if time.monotonic() - started >= timeout:
+            raise DeadlineExceeded from None
+        raise
