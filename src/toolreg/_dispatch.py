@@ -102,12 +102,36 @@ class DispatchHooks(Protocol):
 class _Plan:
     """What dispatch needs for one entry, worked out once: the checker, the deadline."""
 
-    __slots__ = ("entry", "check", "timeout")
+    __slots__ = ("entry", "check", "timeout", "direct")
 
     def __init__(self, entry: ToolEntry, check: Checker | None, timeout: float | None) -> None:
         self.entry = entry
         self.check = check
         self.timeout = timeout
+        #: Nothing to do but call the handler: the hot path.
+        self.direct = check is None and timeout is None and not entry.is_async
+
+
+def _dispatch_checked(plan: _Plan, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
+    """Dispatch with whatever the fast path skips: parsing, validation, deadline, async."""
+    entry = plan.entry
+    args, problem = _checked(plan, args)
+    if problem is not None:
+        return problem
+    try:
+        if plan.timeout is not None:
+            result = call_with_deadline(entry, args, kwargs, plan.timeout)
+        else:
+            result = entry.handler(args, **kwargs)
+            if entry.is_async:
+                result = run_coroutine(result)
+    except DeadlineExceeded:
+        return _timed_out(entry, plan.timeout)
+    except (Exception, SystemExit) as exc:
+        return _failed(entry.name, exc)
+    if result.__class__ is str:
+        return _cap(entry, result)
+    return _off_contract(entry, result)
 
 
 class DispatchMixin:
@@ -158,20 +182,11 @@ class DispatchMixin:
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
             return tool_error(f"Unknown tool: {name}")
+        if not plan.direct or args.__class__ is not dict:
+            return _dispatch_checked(plan, args, kwargs)
         entry = plan.entry
-        if args.__class__ is not dict or plan.check is not None:
-            args, problem = _checked(plan, args)
-            if problem is not None:
-                return problem
         try:
-            if plan.timeout is not None:
-                result = call_with_deadline(entry, args, kwargs, plan.timeout)
-            else:
-                result = entry.handler(args, **kwargs) if kwargs else entry.handler(args)
-                if entry.is_async:
-                    result = run_coroutine(result)
-        except DeadlineExceeded:
-            return _timed_out(entry, plan.timeout)
+            result = entry.handler(args, **kwargs) if kwargs else entry.handler(args)
         except (Exception, SystemExit) as exc:
             return _failed(name, exc)
         if result.__class__ is str:

@@ -30,6 +30,8 @@ Checker = Callable[[Any], "str | None"]
 def compile_checker(entry: ToolEntry) -> Checker | None:
     """A checker for the entry's parameters; None if its schema cannot be compiled."""
     schema = parameters_of(entry.schema)
+    if set(schema) <= {"type", "properties", "description", "title"} and not schema["properties"]:
+        return None  # accepts any object; dispatch's own dict check covers it
     try:
         # use_default=False: validation must never write defaults into the
         # caller's dict behind its back.
