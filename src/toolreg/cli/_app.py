@@ -15,7 +15,8 @@ from ._errors import EXIT_FAILURE, CliError
 from ._logs import cli_logging
 from ._plugin_commands import cmd_config_check
 
-FORMATS = ("openai", "anthropic", "mcp")
+# The definition formats of registry.get_definitions (toolreg._formats.FORMATS).
+FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "mcp")
 
 _EPILOG = """\
 exit codes: 0 success; 1 unknown tool or toolset, a tool_error result, or an
@@ -56,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", parents=[verbose], help="list registered tools")
     p.add_argument("--toolset", metavar="TS", help="only tools in this toolset (aliases work)")
     p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="with --json: add each tool's definition in this format, as its 'definition'",
+    )
 
     p = sub.add_parser("show", parents=[verbose], help="show one tool's definition")
     p.add_argument("name", metavar="NAME")
