@@ -171,7 +171,7 @@ def test_show_unknown_tool(capsys):
 
 
 def test_show_bad_format_is_a_usage_error(capsys):
-    code, _, err = run(capsys, "show", "current_time", "--format", "gemini")
+    code, _, err = run(capsys, "show", "current_time", "--format", "bogus")
     assert code == 2
     assert "invalid choice" in err
     assert "Traceback" not in err

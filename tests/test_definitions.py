@@ -87,12 +87,12 @@ class TestShapes:
 
     def test_unknown_format_raises_value_error(self, reg: ToolRegistry) -> None:
         add(reg, "read")
-        with pytest.raises(ValueError, match="gemini"):
-            reg.get_definitions(format="gemini")
+        with pytest.raises(ValueError, match="bogus"):
+            reg.get_definitions(format="bogus")
         with pytest.raises(ValueError):
-            reg.get_definitions_json(format="gemini")
+            reg.get_definitions_json(format="bogus")
         with pytest.raises(ValueError):
-            reg.get_definition("read", format="gemini")
+            reg.get_definition("read", format="bogus")
 
     def test_schema_description_is_what_the_model_sees(self, reg: ToolRegistry) -> None:
         # description= is the short line for listings; the model gets the schema's text.

@@ -265,3 +265,8 @@ def test_concurrent_writers_lose_nothing(reg):
     assert len(reg) == 800
     assert reg.generation == 800
     assert all(len(reg.get_tool_names_for_toolset(f"w{n}")) == 200 for n in range(4))
+
+
+def test_a_trailing_newline_is_not_a_valid_name(reg):
+    with pytest.raises(ValueError, match="Invalid tool name"):
+        reg.register("read\n", "alpha", {}, ok)

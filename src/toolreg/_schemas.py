@@ -16,7 +16,7 @@ EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 def check_tool_name(name: Any) -> None:
-    if not isinstance(name, str) or not TOOL_NAME_RE.match(name):
+    if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
         raise ValueError(
             f"Invalid tool name {name!r}: expected 1-128 characters "
             "of letters, digits, '_', '.', '-'"
