@@ -2,28 +2,55 @@
 
 Every path is confined to the workspace root (``$TOOLREG_WORKSPACE`` or the
 current directory). All five tools return JSON; failures are ``tool_error`` JSON
-naming the offending path. The handlers live in ``_file_ops``; this module is the
-registration table.
+naming the offending path. The handlers live in ``_file_ops``; this module
+declares the tools: the two read-only ones as typed functions with
+``@registry.tool``, the rest through ``registry.register`` in a table.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from toolreg import registry
 
-from ._file_ops import (
-    MAX_LIST_ENTRIES,
-    MAX_READ_LINES,
-    MAX_SEARCH_RESULTS,
-    edit_file,
-    list_directory,
-    read_file,
-    search_files,
-    write_file,
-)
+from . import _file_ops
+from ._file_ops import MAX_READ_LINES, MAX_SEARCH_RESULTS
 
 _REL = "Relative paths are taken from the workspace root; paths outside it are refused."
+
+
+# The limits in these docstrings are _file_ops' MAX_READ_LINES, MAX_READ_CHARS,
+# MAX_LINE_CHARS and MAX_LIST_ENTRIES; keep them in step.
+@registry.tool(toolset="file", emoji="📖")
+def read_file(
+    path: Annotated[str, f"File to read. {_REL}"],
+    offset: Annotated[int, {"minimum": 1}] = 1,
+    limit: Annotated[int, {"minimum": 1, "maximum": MAX_READ_LINES}] = MAX_READ_LINES,
+) -> str:
+    """Read a UTF-8 text file.
+
+    Returns JSON: `content` (each line prefixed by its 1-based number and a tab, like
+    `cat -n`), `start_line`, `end_line`, `total_lines`, `truncated` (true when more lines
+    follow) and `next_offset` (pass it as `offset` to continue). At most 2000 lines or about
+    100,000 characters per call; lines longer than 2000 characters are shortened. Binary
+    files are refused.
+
+    Args:
+        offset: 1-based line number to start reading from.
+        limit: Maximum number of lines to return.
+    """
+    return _file_ops.read_file({"path": path, "offset": offset, "limit": limit})
+
+
+@registry.tool(toolset="file", emoji="📂")
+def list_directory(path: Annotated[str, f"Directory to list. {_REL}"] = ".") -> str:
+    """List a directory's entries, sorted by name.
+
+    Returns JSON `{path, entries, total, truncated}` where each entry is `{name, type,
+    size}`; type is file, dir, symlink or other and size (bytes) is set for files only. At
+    most 1000 entries.
+    """
+    return _file_ops.list_directory({"path": path})
 
 
 def _path(what: str, default: str | None = None) -> dict[str, Any]:
@@ -36,35 +63,8 @@ def _path(what: str, default: str | None = None) -> dict[str, Any]:
 # (name, handler, emoji, description, properties, required)
 _TOOLS: list[tuple[str, Any, str, str, dict[str, Any], list[str]]] = [
     (
-        "read_file",
-        read_file,
-        "📖",
-        "Read a UTF-8 text file. Returns JSON: `content` (each line prefixed by its 1-based "
-        "number and a tab, like `cat -n`), `start_line`, `end_line`, `total_lines`, `truncated` "
-        "(true when more lines follow) and `next_offset` (pass it as `offset` to continue). "
-        f"At most {MAX_READ_LINES} lines or about 100,000 characters per call; lines longer "
-        "than 2000 characters are shortened. Binary files are refused.",
-        {
-            "path": _path("File to read."),
-            "offset": {
-                "type": "integer",
-                "minimum": 1,
-                "default": 1,
-                "description": "1-based line number to start reading from.",
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_READ_LINES,
-                "default": MAX_READ_LINES,
-                "description": "Maximum number of lines to return.",
-            },
-        },
-        ["path"],
-    ),
-    (
         "write_file",
-        write_file,
+        _file_ops.write_file,
         "✏️",
         "Create or overwrite a file with the given text (UTF-8), creating missing parent "
         "directories. Replaces the whole file; use edit_file for small changes. Returns JSON "
@@ -77,7 +77,7 @@ _TOOLS: list[tuple[str, Any, str, str, dict[str, Any], list[str]]] = [
     ),
     (
         "edit_file",
-        edit_file,
+        _file_ops.edit_file,
         "🩹",
         "Replace an exact string in a UTF-8 text file. `old_string` must match the file "
         "character for character (whitespace and indentation included) and, unless "
@@ -97,18 +97,8 @@ _TOOLS: list[tuple[str, Any, str, str, dict[str, Any], list[str]]] = [
         ["path", "old_string", "new_string"],
     ),
     (
-        "list_directory",
-        list_directory,
-        "📂",
-        "List a directory's entries, sorted by name. Returns JSON `{path, entries, total, "
-        "truncated}` where each entry is `{name, type, size}`; type is file, dir, symlink or "
-        f"other and size (bytes) is set for files only. At most {MAX_LIST_ENTRIES} entries.",
-        {"path": _path("Directory to list.", default=".")},
-        [],
-    ),
-    (
         "search_files",
-        search_files,
+        _file_ops.search_files,
         "🔎",
         "Search text files for a regular expression (Python `re` syntax), recursively. "
         "Returns JSON `{matches, count, files_searched, truncated}`; each match is "

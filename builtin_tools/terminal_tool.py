@@ -13,11 +13,11 @@ import signal
 import subprocess
 import threading
 import time
-from typing import IO, Any
+from typing import IO, Annotated
 
 from toolreg import registry, tool_error, tool_result
 
-from ._common import float_arg, guarded, str_arg
+from ._common import check_range, handler_of, reports_errors
 from ._workspace import workspace_root
 
 DEFAULT_TIMEOUT = 60.0
@@ -84,10 +84,27 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-@guarded
-def terminal(args: dict[str, Any], **_: Any) -> str:
-    command = str_arg(args, "command")
-    timeout = float_arg(args, "timeout", DEFAULT_TIMEOUT, minimum=0, maximum=MAX_TIMEOUT)
+@registry.tool(name="terminal", toolset="terminal", emoji="💻")
+@reports_errors
+def run_command(
+    command: str,
+    timeout: Annotated[float, {"exclusiveMinimum": 0, "maximum": MAX_TIMEOUT}] = DEFAULT_TIMEOUT,
+) -> str:
+    """Run a shell command (/bin/sh on POSIX, cmd.exe on Windows) in the workspace root.
+
+    Waits for it to finish; stdin is empty. Returns JSON `{exit_code, stdout, stderr,
+    timed_out}`; each stream keeps its first and last 25,000 bytes with a marker for what was
+    cut. On timeout the command and all its child processes are killed, timed_out is true and
+    exit_code is usually negative (minus the signal number). To leave a server running, start
+    it in the background with its output redirected, e.g. `nohup cmd > server.log 2>&1 &`; a
+    background job still writing to the captured output is waited for and killed at the
+    timeout like the command itself.
+
+    Args:
+        command: The shell command line to run.
+        timeout: Seconds to wait before killing the command (max 600).
+    """
+    check_range("timeout", timeout, minimum=0, maximum=MAX_TIMEOUT, exclusive_minimum=True)
     if not command.strip():
         return tool_error("command must not be empty")
     if "\0" in command:
@@ -129,39 +146,5 @@ def terminal(args: dict[str, Any], **_: Any) -> str:
     )
 
 
-registry.register(
-    name="terminal",
-    toolset="terminal",
-    schema={
-        "name": "terminal",
-        "description": (
-            "Run a shell command (/bin/sh on POSIX, cmd.exe on Windows) in the workspace root "
-            "and wait for it to finish. stdin is empty. Returns JSON `{exit_code, stdout, "
-            "stderr, timed_out}`; each stream keeps its first and last 25,000 bytes with a "
-            "marker for what was cut. On timeout the command and all its child processes are "
-            "killed, timed_out is true and exit_code is usually negative (minus the signal "
-            "number). To leave a server running, start it in the background with its output "
-            "redirected, e.g. `nohup cmd > server.log 2>&1 &`; a background job still writing "
-            "to the captured output is waited for and killed at the timeout like the command "
-            "itself."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The shell command line to run."},
-                "timeout": {
-                    "type": "number",
-                    "exclusiveMinimum": 0,
-                    "maximum": MAX_TIMEOUT,
-                    "default": DEFAULT_TIMEOUT,
-                    "description": "Seconds to wait before killing the command (max 600).",
-                },
-            },
-            "required": ["command"],
-            "additionalProperties": False,
-        },
-    },
-    handler=terminal,
-    description="Run a shell command in the workspace and return its exit code and output.",
-    emoji="💻",
-)
+#: The registered handler, for callers holding the model's JSON arguments.
+terminal = handler_of(run_command)

@@ -6,12 +6,11 @@ Models have no clock and a stale sense of "today"; this gives them one.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from toolreg import registry, tool_error, tool_result
 
-from ._common import guarded, str_arg
+from ._common import handler_of
 
 
 def _zone(name: str) -> dt.tzinfo | None:
@@ -30,9 +29,17 @@ def _format_offset(offset: dt.timedelta) -> str:
     return f"{sign}{hours:02d}:{mins:02d}"
 
 
-@guarded
-def current_time(args: dict[str, Any], **_: Any) -> str:
-    name = str_arg(args, "timezone", "UTC").strip() or "UTC"
+@registry.tool(name="current_time", toolset="time", emoji="🕒")
+def current_time_in(timezone: str = "UTC") -> str:
+    """Get the current date and time in an IANA time zone.
+
+    Returns JSON `{timezone, iso, unix, utc_offset, abbreviation, weekday}`, e.g. iso
+    '2025-01-31T14:05:09+01:00', utc_offset '+01:00', unix seconds since 1970-01-01 UTC.
+
+    Args:
+        timezone: IANA time zone name, e.g. 'UTC', 'Asia/Tokyo', 'America/Los_Angeles'.
+    """
+    name = timezone.strip() or "UTC"
     zone = _zone(name)
     if zone is None:
         return tool_error(
@@ -51,31 +58,5 @@ def current_time(args: dict[str, Any], **_: Any) -> str:
     )
 
 
-registry.register(
-    name="current_time",
-    toolset="time",
-    schema={
-        "name": "current_time",
-        "description": (
-            "Get the current date and time in an IANA time zone. Returns JSON `{timezone, iso, "
-            "unix, utc_offset, abbreviation, weekday}`, e.g. iso '2025-01-31T14:05:09+01:00', "
-            "utc_offset '+01:00', unix seconds since 1970-01-01 UTC."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "timezone": {
-                    "type": "string",
-                    "default": "UTC",
-                    "description": "IANA time zone name, e.g. 'UTC', 'Asia/Tokyo', "
-                    "'America/Los_Angeles'.",
-                },
-            },
-            "required": [],
-            "additionalProperties": False,
-        },
-    },
-    handler=current_time,
-    description="Get the current date and time in a given time zone.",
-    emoji="🕒",
-)
+#: The registered handler, for callers holding the model's JSON arguments.
+current_time = handler_of(current_time_in)

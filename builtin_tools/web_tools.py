@@ -12,11 +12,11 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any
+from typing import Annotated, Any
 
 from toolreg import registry, tool_error, tool_result
 
-from ._common import ArgError, float_arg, guarded, int_arg, str_arg
+from ._common import check_range, handler_of, reports_errors
 
 DEFAULT_MAX_BYTES = 1_000_000
 MAX_MAX_BYTES = 10_000_000
@@ -35,15 +35,6 @@ class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
         if urllib.parse.urlsplit(newurl).scheme.lower() not in _SCHEMES:
             raise urllib.error.URLError(f"refused redirect to non-http(s) URL {newurl!r}")
         return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-def _headers_arg(args: dict[str, Any]) -> dict[str, str]:
-    headers = args.get("headers") or {}
-    if not isinstance(headers, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
-    ):
-        raise ArgError("argument 'headers' must be an object mapping header names to strings")
-    return headers
 
 
 def _read_capped(resp: Any, max_bytes: int, deadline: float) -> tuple[bytes, bool]:
@@ -82,28 +73,50 @@ def _joined_headers(headers: Any) -> dict[str, str]:
     return out
 
 
-@guarded
-def http_request(args: dict[str, Any], **_: Any) -> str:
-    url = str_arg(args, "url").strip()
-    method = str_arg(args, "method", "GET").upper()
-    headers = _headers_arg(args)
-    body = args.get("body")
-    timeout = float_arg(args, "timeout", DEFAULT_TIMEOUT, minimum=0, maximum=MAX_TIMEOUT)
-    max_bytes = int_arg(args, "max_bytes", DEFAULT_MAX_BYTES, minimum=1, maximum=MAX_MAX_BYTES)
+@registry.tool(name="http_request", toolset="web", emoji="🌐")
+@reports_errors
+def send_http_request(
+    url: str,
+    # Not a Literal: lower-case "post" has always been accepted from Python callers.
+    method: Annotated[str, {"enum": ["GET", "POST"]}] = "GET",
+    headers: dict[str, str] | None = None,
+    body: str | None = None,
+    timeout: Annotated[float, {"exclusiveMinimum": 0, "maximum": MAX_TIMEOUT}] = DEFAULT_TIMEOUT,
+    max_bytes: Annotated[int, {"minimum": 1, "maximum": MAX_MAX_BYTES}] = DEFAULT_MAX_BYTES,
+) -> str:
+    """Make an HTTP GET or POST request to an http:// or https:// URL.
+
+    Returns the response as JSON `{url, status, headers, body, truncated}`. 4xx/5xx responses
+    are returned normally with their status; only network failures are errors. `body` is
+    decoded as text using the response charset (UTF-8 by default), so binary content arrives
+    garbled. At most `max_bytes` of the body are read; `truncated` says whether there was
+    more. Redirects are followed. `url` is the final URL after redirects.
+
+    Args:
+        url: Absolute http:// or https:// URL.
+        method: GET or POST.
+        headers: Extra request headers, e.g. {"Accept": "application/json"}.
+        body: Request body for POST, sent as UTF-8. Set Content-Type in headers (urllib
+            defaults to application/x-www-form-urlencoded).
+        timeout: Seconds allowed for connecting and reading the response.
+        max_bytes: Maximum number of body bytes to read.
+    """
+    url = url.strip()
+    method = method.upper()
+    check_range("timeout", timeout, minimum=0, maximum=MAX_TIMEOUT, exclusive_minimum=True)
+    check_range("max_bytes", max_bytes, minimum=1, maximum=MAX_MAX_BYTES)
     parts = urllib.parse.urlsplit(url)
     if parts.scheme.lower() not in _SCHEMES or not parts.netloc:
         return tool_error(f"only http:// and https:// URLs are allowed, got {url!r}")
     if method not in ("GET", "POST"):
         return tool_error(f"method must be GET or POST, got {method!r}")
-    if body is not None and not isinstance(body, str):
-        return tool_error("argument 'body' must be a string (serialise JSON yourself)")
     if body is not None and method == "GET":
         return tool_error("a body can only be sent with method POST")
 
     data = body.encode("utf-8") if body is not None else None
     request = urllib.request.Request(url, data=data, method=method)
     request.add_header("User-Agent", USER_AGENT)
-    for key, value in headers.items():
+    for key, value in (headers or {}).items():
         request.add_header(key, value)  # after the default, so the caller's value wins
     opener = urllib.request.build_opener(_HttpOnlyRedirects)
     deadline = time.monotonic() + timeout
@@ -141,57 +154,5 @@ def _result(resp: Any, status: int, final_url: str, max_bytes: int, deadline: fl
     )
 
 
-registry.register(
-    name="http_request",
-    toolset="web",
-    schema={
-        "name": "http_request",
-        "description": (
-            "Make an HTTP GET or POST request to an http:// or https:// URL and return the "
-            "response as JSON `{url, status, headers, body, truncated}`. 4xx/5xx responses "
-            "are returned normally with their status; only network failures are errors. "
-            "`body` is decoded as text using the response charset (UTF-8 by default), so "
-            "binary content arrives garbled. At most `max_bytes` of the body are read; "
-            "`truncated` says whether there was more. Redirects are followed. `url` is the "
-            "final URL after redirects."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "url": {"type": "string", "description": "Absolute http:// or https:// URL."},
-                "method": {"type": "string", "enum": ["GET", "POST"], "default": "GET"},
-                "headers": {
-                    "type": "object",
-                    "additionalProperties": {"type": "string"},
-                    "default": {},
-                    "description": 'Extra request headers, e.g. {"Accept": "application/json"}.',
-                },
-                "body": {
-                    "type": ["string", "null"],
-                    "default": None,
-                    "description": "Request body for POST, sent as UTF-8. Set Content-Type "
-                    "in headers (urllib defaults to application/x-www-form-urlencoded).",
-                },
-                "timeout": {
-                    "type": "number",
-                    "exclusiveMinimum": 0,
-                    "maximum": MAX_TIMEOUT,
-                    "default": DEFAULT_TIMEOUT,
-                    "description": "Seconds allowed for connecting and reading the response.",
-                },
-                "max_bytes": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_MAX_BYTES,
-                    "default": DEFAULT_MAX_BYTES,
-                    "description": "Maximum number of body bytes to read.",
-                },
-            },
-            "required": ["url"],
-            "additionalProperties": False,
-        },
-    },
-    handler=http_request,
-    description="Make an HTTP GET or POST request and return status, headers and body.",
-    emoji="🌐",
-)
+#: The registered handler, for callers holding the model's JSON arguments.
+http_request = handler_of(send_http_request)

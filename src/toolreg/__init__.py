@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ._config import Config, ConfigError, load_config, parse_config
 from ._decisions import Decision
+from ._decorator import tool
 from ._discovery import discover_builtin_tools, get_discovery_failures
 from ._entry import ToolEntry
 from ._ownership import PluginPolicy
@@ -42,6 +43,7 @@ __all__ = [
     "parse_config",
     "registry",
     "reload_plugins",
+    "tool",
     "tool_error",
     "tool_result",
     "unload_plugin",

@@ -31,6 +31,12 @@ class ToolRegistry(DispatchMixin, DefinitionsMixin, ToolTable):
     def __repr__(self) -> str:
         return f"<ToolRegistry tools={len(self._tools)} generation={self._generation}>"
 
+    def tool(self, func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+        """``@registry.tool(...)``: :func:`toolreg.tool` registering into this registry."""
+        from ._decorator import tool  # imported on use: most registries never decorate
+
+        return tool(func, registry=self, **options)
+
     # -- availability -------------------------------------------------------
 
     def availability(self, name: str) -> Verdict:
