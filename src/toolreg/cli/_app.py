@@ -14,6 +14,7 @@ from ._commands import COMMANDS, load
 from ._errors import EXIT_FAILURE, CliError
 from ._logs import cli_logging
 from ._plugin_commands import cmd_config_check
+from ._serve import add_serve_parser, cmd_serve
 
 # The definition formats of registry.get_definitions (toolreg._formats.FORMATS).
 FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "mcp")
@@ -90,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     c = config_sub.add_parser("check", parents=[verbose], help="validate a config file")
     c.add_argument("path", metavar="PATH", nargs="?", help="file to check (default: as found)")
+
+    add_serve_parser(sub, verbose)
     return parser
 
 
@@ -128,6 +131,8 @@ def _run(args: argparse.Namespace) -> int:
         args.config = None
     if args.command == "config":
         return cmd_config_check(args)  # checks the file; loads no tools
+    if args.command == "serve":
+        return cmd_serve(args)  # loads the tools itself, with stdout guarded for stdio
     load(args)
     return COMMANDS[args.command](args)
 

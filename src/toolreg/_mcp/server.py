@@ -1,0 +1,350 @@
+"""``toolreg serve``: the registry's tools offered to MCP clients over stdio or HTTP.
+
+Built on the MCP SDK's low-level ``Server``, because our tools bring their own
+JSON schemas and the tool list changes at run time: ``tools/list`` answers from
+``registry.get_definitions(format="mcp")`` on every request, and ``tools/call``
+goes through ``registry.dispatch`` in a worker thread, so validation, hooks,
+timeouts and result caps all apply.
+
+Change notification: a background task polls ``registry.generation`` (an int
+read, every 0.5 s). When it moves and the offered definitions really differ,
+2026-07-28 clients get a ``tools_list_changed`` event on their
+``subscriptions/listen`` stream and earlier clients a
+``notifications/tools/list_changed`` on their connection.
+
+Imports ``mcp``; ``import toolreg`` never imports this module.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+
+from toolreg import ToolRegistry, __version__, tool_error
+
+from .server_results import call_result
+
+logger = logging.getLogger("toolreg.serve")
+
+#: Seconds between two reads of ``registry.generation``.
+POLL_INTERVAL = 0.5
+#: Seconds between availability re-checks when nothing was registered: a tool
+#: whose ``check_fn`` starts failing leaves the list without bumping the generation.
+RECHECK_INTERVAL = 30.0
+HTTP_PATH = "/mcp"
+
+
+class _ToolregServer(Server[Any]):
+    """The SDK server, declaring ``tools.listChanged`` to handshake-era clients.
+
+    The streamable-HTTP manager builds its own initialization options with no
+    notification options, so the flag has to live on the server itself.
+    """
+
+    def __init__(self, list_changed: bool, **kwargs: Any) -> None:
+        super().__init__("toolreg", version=__version__, **kwargs)
+        self.tools_list_changed = list_changed
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        options = notification_options or NotificationOptions(tools_changed=self.tools_list_changed)
+        return super().create_initialization_options(options, experimental_capabilities, extensions)
+
+
+class ToolServer:
+    """One registry (all of it, or some toolsets) behind an MCP server."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        toolsets: Iterable[str] | None = None,
+        *,
+        stateless: bool = False,
+        reload: Callable[[], None] | None = None,
+        poll_interval: float = POLL_INTERVAL,
+    ) -> None:
+        self.registry = registry
+        self.toolsets = tuple(toolsets) if toolsets else None
+        self.reload_fn = reload
+        #: ``[True]`` makes the server reload as soon as it runs (a SIGHUP came early).
+        self.reload_pending: list[bool] = [False]
+        self.poll_interval = poll_interval
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        # Stateless HTTP has no standing connection to push a notification on.
+        self.notify_connections = not stateless
+        self.server = _ToolregServer(
+            self.notify_connections,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=self.listen,
+            get_tool_input_schema=self._input_schema,
+        )
+        if self.notify_connections:
+            self.server.add_notification_handler(
+                "notifications/initialized", types.NotificationParams, self._follow_changes
+            )
+        self._names_memo: tuple[int, frozenset[str] | None] = (-1, None)
+        # Handshake-era connections wait on ``_changed``; ``_serial`` counts changes so
+        # a connection busy sending one notification cannot miss the next.
+        self._serial = 0
+        self._changed: anyio.Event | None = None
+        self._poke: anyio.Event | None = None
+        self._reload_lock: anyio.Lock | None = None
+
+    # -- what is offered -----------------------------------------------------------
+
+    def offered_names(self) -> frozenset[str] | None:
+        """The names ``--toolset`` allows (None: all), recomputed per generation."""
+        if self.toolsets is None:
+            return None
+        generation = self.registry.generation
+        memo_generation, names = self._names_memo
+        if memo_generation != generation:
+            names = frozenset(
+                name
+                for toolset in self.toolsets
+                for name in self.registry.get_tool_names_for_toolset(toolset)
+            )
+            self._names_memo = (generation, names)
+        return names
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The available offered tools, as MCP ``Tool`` dicts."""
+        return self.registry.get_definitions(self.offered_names(), format="mcp")
+
+    def definitions_json(self) -> str:
+        return self.registry.get_definitions_json(self.offered_names(), format="mcp")
+
+    def is_offered(self, name: str) -> bool:
+        names = self.offered_names()
+        if names is not None and name not in names:
+            return False
+        return self.registry.availability(name)[0]
+
+    def dispatch(self, name: str, arguments: dict[str, Any]) -> str | dict[str, Any]:
+        """``registry.dispatch`` for offered tools; the unknown-tool error for the rest."""
+        if not self.is_offered(name):
+            # The registry's own wording: a tool outside the set does not exist here.
+            return tool_error(f"Unknown tool: {name}")
+        return self.registry.dispatch(name, arguments)
+
+    # -- MCP handlers -----------------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        # Availability probes (check_fn) may block: keep them off the event loop.
+        definitions = await anyio.to_thread.run_sync(self.definitions)
+        # The typed result fills in what each protocol revision requires (resultType, ttlMs...).
+        tools = [types.Tool.model_validate(d, by_name=False) for d in definitions]
+        return types.ListToolsResult(tools=tools)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        result = await anyio.to_thread.run_sync(
+            self.dispatch, params.name, params.arguments or {}, abandon_on_cancel=True
+        )
+        return call_result(result)
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        if not self.is_offered(name):
+            return None
+        definition = self.registry.get_definition(name, format="mcp")
+        return definition["inputSchema"] if definition else None
+
+    async def _follow_changes(
+        self, ctx: ServerRequestContext[Any], params: types.NotificationParams
+    ) -> None:
+        """Forward list changes to one handshake-era connection, for as long as it lives.
+
+        The SDK runs a notification handler in the connection's task group, which
+        cancels it when the connection ends; so this handler is the connection's
+        subscription, and nothing has to track connections or clean up after them.
+        (The SDK has no public list of live connections to broadcast to.)
+        """
+        seen = self._serial
+        while True:
+            if self._serial == seen:
+                await self._change_event().wait()
+            seen = self._serial
+            await ctx.session.send_tool_list_changed()
+
+    # -- change detection ---------------------------------------------------------
+
+    def _change_event(self) -> anyio.Event:
+        if self._changed is None:
+            self._changed = anyio.Event()
+        return self._changed
+
+    async def announce(self) -> None:
+        """Tell every connected client that the tool list changed."""
+        logger.info("tool list changed; notifying clients")
+        self._serial += 1
+        event, self._changed = self._change_event(), anyio.Event()
+        event.set()
+        await self.bus.publish(ToolsListChanged())
+
+    async def watch(self) -> None:
+        """Poll the generation; announce when the offered definitions changed."""
+        self._poke = anyio.Event()
+        last_generation = self.registry.generation
+        last_json = await anyio.to_thread.run_sync(self.definitions_json)
+        last_check = time.monotonic()
+        while True:
+            with anyio.move_on_after(self.poll_interval):
+                await self._poke.wait()
+            self._poke = anyio.Event()
+            if self._reload_lock is not None and self._reload_lock.locked():
+                continue  # a reload is half done; look once it has finished
+            generation = self.registry.generation
+            if generation == last_generation:
+                if time.monotonic() - last_check < RECHECK_INTERVAL:
+                    continue
+            else:
+                generation = await self._settled(generation)
+            last_generation, last_check = generation, time.monotonic()
+            current = await anyio.to_thread.run_sync(self.definitions_json)
+            if current != last_json:
+                last_json = current
+                await self.announce()
+
+    async def _settled(self, generation: int) -> int:
+        """Wait until the generation stops moving: one change burst, one notification."""
+        while True:
+            await anyio.sleep(self.poll_interval / 5)
+            now = self.registry.generation
+            if now == generation:
+                return now
+            generation = now
+
+    async def reload(self) -> None:
+        """Run the reload callback in a worker thread, then look for changes at once."""
+        if self.reload_fn is None:
+            return
+        if self._reload_lock is None:
+            self._reload_lock = anyio.Lock()
+        async with self._reload_lock:
+            logger.info("reloading tool packs and config")
+            try:
+                await anyio.to_thread.run_sync(self.reload_fn)
+            except Exception:
+                logger.exception("reload failed; serving what was loaded before")
+        if self._poke is not None:
+            self._poke.set()
+
+    async def _reload_on_sighup(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGHUP) as signals:
+            # Checked once the receiver is in place, so no SIGHUP falls in between.
+            if self.reload_pending[0]:
+                await self.reload()
+            async for _ in signals:
+                await self.reload()
+
+    async def _background(self, tg: anyio.abc.TaskGroup) -> None:
+        tg.start_soon(self.watch)
+        if self.reload_fn is not None and hasattr(signal, "SIGHUP"):
+            tg.start_soon(self._reload_on_sighup)
+
+    # -- transports -----------------------------------------------------------------
+
+    async def serve_stdio(self) -> None:
+        """Serve one client on stdin/stdout until it closes stdin."""
+        async with anyio.create_task_group() as tg:
+            await self._background(tg)
+            # stdio_server points fd 1 at stderr while it serves: stray prints from
+            # handlers cannot corrupt the protocol stream.
+            async with stdio_server() as (read_stream, write_stream):
+                await self.server.run(
+                    read_stream, write_stream, self.server.create_initialization_options()
+                )
+            tg.cancel_scope.cancel()
+
+    def http_app(self, host: str, *, stateless: bool = False) -> Any:
+        """The Starlette app: streamable HTTP at ``/mcp``, and ``GET /healthz``."""
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route
+
+        async def health(request: Request) -> JSONResponse:
+            tools = await anyio.to_thread.run_sync(self.definitions)
+            return JSONResponse(
+                {"status": "ok", "tools": len(tools), "generation": self.registry.generation}
+            )
+
+        return self.server.streamable_http_app(
+            streamable_http_path=HTTP_PATH,
+            stateless_http=stateless,
+            # The SDK turns on DNS-rebinding protection for loopback hosts.
+            host=host,
+            custom_starlette_routes=[Route("/healthz", health, methods=["GET"])],
+        )
+
+    async def serve_http(
+        self,
+        sock: socket.socket,
+        host: str,
+        *,
+        stateless: bool = False,
+        verbose: bool = False,
+    ) -> None:
+        """Serve streamable HTTP on an already bound socket until SIGINT/SIGTERM."""
+        import uvicorn
+
+        config = uvicorn.Config(
+            self.http_app(host, stateless=stateless),
+            # Our CLI logging already sends the root logger to stderr; uvicorn's
+            # default config would put access lines on stdout.
+            log_config=None,
+            log_level="info" if verbose else "warning",
+            access_log=verbose,
+            # Open listen/SSE streams never end by themselves.
+            timeout_graceful_shutdown=3,
+        )
+        async with anyio.create_task_group() as tg:
+            await self._background(tg)
+            await uvicorn.Server(config).serve(sockets=[sock])
+            tg.cancel_scope.cancel()
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0: any free port)."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    if sys.platform != "win32":
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def url_for(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{HTTP_PATH}"
