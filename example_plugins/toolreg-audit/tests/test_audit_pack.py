@@ -14,7 +14,8 @@ import pytest
 import toolreg_audit
 from toolreg_audit import toolreg_configure, toolreg_post_tool_call, toolreg_pre_tool_call
 
-from toolreg import ToolRegistry, load_plugins, parse_config, tool_error, tool_result
+from toolreg import ToolRegistry, tool_error, tool_result
+from toolreg.testing import assert_dispatches, assert_no_override_without_consent
 
 PACK = "toolreg_audit"
 PLUGIN_ID = "toolreg-audit"
@@ -142,7 +143,7 @@ def test_bad_settings_raise(settings: dict[str, Any], key: str) -> None:
     assert f"plugins.entries.toolreg-audit.{key}" in str(excinfo.value)
 
 
-# -- end to end: the real loader --------------------------------------------------------
+# -- end to end: the real loader (toolreg's pytest plugin: tool_registry, load_pack) -------
 
 
 def schema(name: str) -> dict[str, Any]:
@@ -150,50 +151,36 @@ def schema(name: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def reg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolRegistry]:
-    """A registry with three host tools; the pack is imported afresh by the loader."""
-    monkeypatch.setenv("TOOLREG_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("TOOLREG_PLUGINS", raising=False)
-    monkeypatch.delenv("TOOLREG_DISABLE_PLUGIN_AUTOLOAD", raising=False)
-    monkeypatch.chdir(tmp_path)
-    saved = {n: sys.modules.pop(n) for n in list(sys.modules) if n.split(".")[0] == PACK}
-    registry = ToolRegistry()
-    registry.register("echo", "demo", schema("echo"), lambda args, **_: tool_result(args))
-    registry.register("fail", "demo", schema("fail"), lambda args, **_: tool_error("nope"))
-    registry.register(
+def reg(
+    tool_registry: ToolRegistry, load_pack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[ToolRegistry]:
+    """The test's registry, with three host tools for the pack's hooks to watch."""
+    monkeypatch.chdir(tmp_path)  # where the default log would go
+    tool_registry.register("echo", "demo", schema("echo"), lambda args, **_: tool_result(args))
+    tool_registry.register("fail", "demo", schema("fail"), lambda args, **_: tool_error("nope"))
+    tool_registry.register(
         "danger", "demo", schema("danger"), lambda args, **_: (tmp_path / "ran").touch() or "ran"
     )
-    yield registry
-    loaded = sys.modules.get(PACK)
-    if loaded is not None and loaded is not saved.get(PACK):
+    yield tool_registry
+    loaded = sys.modules.get(PACK)  # the loader's fresh copy, until load_pack cleans up
+    if loaded is not None and loaded is not toolreg_audit:
         loaded.audit_log().close()
-    for name in [n for n in sys.modules if n.split(".")[0] == PACK]:
-        del sys.modules[name]
-    sys.modules.update(saved)
 
 
-def load(reg: ToolRegistry, settings: str) -> Any:
-    text = "\n".join(
-        [
-            "[plugins]",
-            f'enabled = ["{PLUGIN_ID}"]',
-            f"[plugins.entries.{PLUGIN_ID}.settings]",
-            settings,
-        ]
-    )
-    outcome = load_plugins(config=parse_config(text), registry=reg).get(PLUGIN_ID)
-    assert outcome is not None
-    return outcome
+def load(load_pack: Any, settings: str) -> Any:
+    """Load the pack with these settings (TOML lines); its outcome."""
+    config = f"[plugins.entries.{PLUGIN_ID}.settings]\n{settings}\n"
+    return load_pack(PLUGIN_ID, config=config)[PLUGIN_ID]
 
 
-def test_loaded_audits_and_blocks(reg: ToolRegistry, tmp_path: Path) -> None:
+def test_loaded_audits_and_blocks(reg: ToolRegistry, load_pack: Any, tmp_path: Path) -> None:
     log = tmp_path / "audit.jsonl"
-    outcome = load(reg, f'log_path = "{log}"\nblock = ["danger"]')
+    outcome = load(load_pack, f'log_path = "{log}"\nblock = ["danger"]')
     assert (outcome.status, outcome.reason) == ("loaded", "")
     assert outcome.tools_added == [] and outcome.tools_overridden == []
     assert reg.get_all_tool_names() == ["danger", "echo", "fail"]
 
-    assert json.loads(reg.dispatch("echo", {"x": 1})) == {"x": 1}
+    assert json.loads(assert_dispatches(reg, "echo", {"x": 1})) == {"x": 1}
     assert json.loads(reg.dispatch("fail", {})) == {"error": "nope"}
     blocked = json.loads(reg.dispatch("danger", {"y": 2}))
     assert blocked["error"] == (
@@ -210,15 +197,20 @@ def test_loaded_audits_and_blocks(reg: ToolRegistry, tmp_path: Path) -> None:
     assert lines[0]["args"] == {"x": 1} and lines[0]["result_chars"] == len('{"x": 1}')
 
 
-def test_unwritable_log_blocks_calls(reg: ToolRegistry, tmp_path: Path) -> None:
-    outcome = load(reg, f'log_path = "{tmp_path}"')  # a directory: every open fails
+def test_unwritable_log_blocks_calls(reg: ToolRegistry, load_pack: Any, tmp_path: Path) -> None:
+    outcome = load(load_pack, f'log_path = "{tmp_path}"')  # a directory: every open fails
     assert outcome.status == "loaded"
     result = json.loads(reg.dispatch("danger", {}))
     assert "toolreg-audit" in result["error"] and "IsADirectoryError" in result["error"]
     assert not (tmp_path / "ran").exists()  # fail closed: blocked before the tool ran
 
 
-def test_bad_settings_fail_the_pack(reg: ToolRegistry) -> None:
-    outcome = load(reg, 'block = "danger"')
+def test_bad_settings_fail_the_pack(reg: ToolRegistry, load_pack: Any) -> None:
+    outcome = load(load_pack, 'block = "danger"')
     assert outcome.status == "failed" and "settings.block" in outcome.reason
-    assert json.loads(reg.dispatch("echo", {"x": 1})) == {"x": 1}  # no hooks left behind
+    assert_dispatches(reg, "echo", {"x": 1}, contains='"x": 1')  # no hooks left behind
+
+
+def test_overrides_nothing_without_consent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert assert_no_override_without_consent(PLUGIN_ID)[PLUGIN_ID].status == "loaded"

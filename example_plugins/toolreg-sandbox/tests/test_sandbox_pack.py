@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,8 +14,8 @@ from typing import Any
 import pytest
 
 import toolreg
-from builtin_tools import terminal_tool
-from toolreg import ToolRegistry, load_plugins, parse_config, unload_plugin
+from toolreg import ToolRegistry, unload_plugin
+from toolreg.testing import assert_no_override_without_consent, assert_valid_schema
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="uses POSIX programs")
 
@@ -200,89 +199,56 @@ def test_bad_settings_raise(settings: dict[str, Any]) -> None:
     assert sandbox.allowed_programs() == sorted(DEFAULT_ALLOW)  # unchanged
 
 
-# -- end to end: the real loader, over the built-in terminal ----------------------------
+# -- end to end: the real loader, over the built-in terminal --------------------------
+# load_pack and tool_registry are fixtures of toolreg's pytest plugin; builtins=True
+# registers the real built-in tools first, so the pack has a terminal to replace.
 
-
-BUILTIN_SCHEMA = {
-    "name": "terminal",
-    "description": "The built-in terminal (a shell).",
-    "parameters": {
-        "type": "object",
-        "properties": {"command": {"type": "string"}, "timeout": {"type": "number"}},
-        "required": ["command"],
-    },
-}
-
-
-@pytest.fixture
-def reg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolRegistry]:
-    """A registry holding the built-in terminal; the pack is imported afresh by the loader."""
-    monkeypatch.setenv("TOOLREG_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("TOOLREG_PLUGINS", raising=False)
-    monkeypatch.delenv("TOOLREG_DISABLE_PLUGIN_AUTOLOAD", raising=False)
-    # This file already imported the pack, and an imported module does not run its
-    # registrations again; the loader must see it as a host would.
-    saved = {n: sys.modules.pop(n) for n in list(sys.modules) if n.split(".")[0] == PACK}
-    registry = ToolRegistry()
-    registry.register("terminal", "terminal", BUILTIN_SCHEMA, terminal_tool.terminal)
-    yield registry
-    for name in [n for n in sys.modules if n.split(".")[0] == PACK]:
-        del sys.modules[name]
-    sys.modules.update(saved)
-
-
-def config(*lines: str) -> Any:
-    return parse_config("\n".join([f'[plugins]\nenabled = ["{PLUGIN_ID}"]', *lines]) + "\n")
+CONSENT = f"[plugins.entries.{PLUGIN_ID}]\nallow_tool_override = true\n"
 
 
 def dispatch(reg: ToolRegistry, command: str) -> dict[str, Any]:
     return json.loads(reg.dispatch("terminal", {"command": command}))
 
 
-def test_override_with_consent(reg: ToolRegistry, workspace: Path) -> None:
-    cfg = config(
-        f"[plugins.entries.{PLUGIN_ID}]",
-        "allow_tool_override = true",
-        f"[plugins.entries.{PLUGIN_ID}.settings]",
-        'allow = ["echo", "pwd"]',
-    )
-    outcome = load_plugins(config=cfg, registry=reg).get(PLUGIN_ID)
-    assert outcome is not None
+def test_override_with_consent(tool_registry: ToolRegistry, load_pack, workspace: Path) -> None:
+    settings = f'[plugins.entries.{PLUGIN_ID}.settings]\nallow = ["echo", "pwd"]\n'
+    outcome = load_pack(PLUGIN_ID, config=CONSENT + settings, builtins=True)[PLUGIN_ID]
     assert (outcome.status, outcome.reason) == ("loaded", "")
     assert outcome.tools_added == ["terminal"] and outcome.tools_overridden == ["terminal"]
-    assert reg.get_toolset_for_tool("terminal") == "sandbox"
-    assert reg.get_owner("terminal") == PLUGIN_ID
+    assert tool_registry.get_toolset_for_tool("terminal") == "sandbox"
+    assert tool_registry.get_owner("terminal") == PLUGIN_ID
+    assert_valid_schema(tool_registry, "terminal")
 
-    assert dispatch(reg, "echo a; echo b")["stdout"] == "a; echo b\n"
-    assert "(allowed: echo, pwd)" in dispatch(reg, "ls")["error"]  # settings reached the pack
-    description = reg.get_definition("terminal", format="openai")["function"]["description"]
+    assert dispatch(tool_registry, "echo a; echo b")["stdout"] == "a; echo b\n"
+    assert "(allowed: echo, pwd)" in dispatch(tool_registry, "ls")["error"]  # settings arrived
+    definition = tool_registry.get_definition("terminal", format="openai")
+    description = definition["function"]["description"]
     assert "WITHOUT a shell" in description and "Allowed programs: echo, pwd." in description
 
     # Unloading the pack brings the built-in back.
-    assert unload_plugin(PLUGIN_ID, registry=reg)
-    assert reg.get_toolset_for_tool("terminal") == "terminal"
-    assert dispatch(reg, "echo a; echo b")["stdout"] == "a\nb\n"
+    assert unload_plugin(PLUGIN_ID, registry=tool_registry)
+    assert tool_registry.get_owner("terminal") == "builtin"
+    assert dispatch(tool_registry, "echo a; echo b")["stdout"] == "a\nb\n"
 
 
-def test_override_without_consent_is_refused(reg: ToolRegistry, workspace: Path) -> None:
-    outcome = load_plugins(config=config(), registry=reg).get(PLUGIN_ID)
-    assert outcome is not None
+def test_override_without_consent_is_refused() -> None:
+    outcome = assert_no_override_without_consent(PLUGIN_ID)[PLUGIN_ID]
     assert outcome.status == "refused"
     assert f"plugins.entries.{PLUGIN_ID}.allow_tool_override" in outcome.reason
     assert outcome.tools_added == [] and outcome.tools_overridden == []
-    # The built-in stays, shell and all.
-    assert reg.get_toolset_for_tool("terminal") == "terminal"
-    assert dispatch(reg, "echo a; echo b")["stdout"] == "a\nb\n"
 
 
-def test_bad_settings_fail_the_pack(reg: ToolRegistry, workspace: Path) -> None:
-    cfg = config(
-        f"[plugins.entries.{PLUGIN_ID}]",
-        "allow_tool_override = true",
-        f"[plugins.entries.{PLUGIN_ID}.settings]",
-        'allow = ["/bin/sh"]',
-    )
-    outcome = load_plugins(config=cfg, registry=reg).get(PLUGIN_ID)
-    assert outcome is not None
+def test_refused_pack_leaves_the_shell(
+    tool_registry: ToolRegistry, load_pack, workspace: Path
+) -> None:
+    assert load_pack(PLUGIN_ID, builtins=True)[PLUGIN_ID].status == "refused"
+    assert dispatch(tool_registry, "echo a; echo b")["stdout"] == "a\nb\n"
+
+
+def test_bad_settings_fail_the_pack(
+    tool_registry: ToolRegistry, load_pack, workspace: Path
+) -> None:
+    settings = f'[plugins.entries.{PLUGIN_ID}.settings]\nallow = ["/bin/sh"]\n'
+    outcome = load_pack(PLUGIN_ID, config=CONSENT + settings, builtins=True)[PLUGIN_ID]
     assert outcome.status == "failed" and "settings.allow" in outcome.reason
-    assert reg.get_toolset_for_tool("terminal") == "terminal"  # rolled back
+    assert tool_registry.get_owner("terminal") == "builtin"  # rolled back

@@ -7,7 +7,6 @@ import importlib
 import json
 import sqlite3
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -15,7 +14,12 @@ from typing import Any
 import pytest
 
 import toolreg
-from toolreg import ToolRegistry, load_plugins, parse_config, unload_plugin
+from toolreg import ToolRegistry, unload_plugin
+from toolreg.testing import (
+    assert_dispatches,
+    assert_no_override_without_consent,
+    assert_valid_schema,
+)
 
 PACK = "toolreg_sqlite"
 PLUGIN_ID = "toolreg-sqlite"
@@ -246,54 +250,34 @@ def test_subdirectory_and_directory(workspace: Path) -> None:
     assert "is not a file" in error(sqlite_list_tables({"database": "data"}))
 
 
-# -- end to end: the real loader --------------------------------------------------------
+# -- end to end: the real loader (toolreg's pytest plugin: tool_registry, load_pack) -------
 
 
-@pytest.fixture
-def fresh_pack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Let the loader import the pack itself, as a host would, and forget it afterwards.
-
-    This file already imported it, and a module's registrations run only once.
-    """
-    monkeypatch.setenv("TOOLREG_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("TOOLREG_PLUGINS", raising=False)
-    monkeypatch.delenv("TOOLREG_DISABLE_PLUGIN_AUTOLOAD", raising=False)
-    saved = {n: sys.modules.pop(n) for n in list(sys.modules) if n.split(".")[0] == PACK}
-    yield
-    for name in [n for n in sys.modules if n.split(".")[0] == PACK]:
-        del sys.modules[name]
-    sys.modules.update(saved)
-
-
-def test_loaded_by_the_loader(workspace: Path, fresh_pack: None) -> None:
-    reg = ToolRegistry()
-    config = parse_config(f'[plugins]\nenabled = ["{PLUGIN_ID}"]\n')
-    report = load_plugins(config=config, registry=reg)
-    outcome = report.get(PLUGIN_ID)
-    assert outcome is not None
+def test_loaded_by_the_loader(workspace: Path, tool_registry: ToolRegistry, load_pack) -> None:
+    outcome = load_pack(PLUGIN_ID)[PLUGIN_ID]
     assert (outcome.status, outcome.reason) == ("loaded", "")
     assert outcome.tools_added == TOOLS and outcome.tools_overridden == []
-    assert reg.get_tool_names_for_toolset("sqlite") == TOOLS
-    assert all(reg.get_owner(name) == PLUGIN_ID for name in TOOLS)
-    assert sys.modules[PACK] is not sqlite_pack  # imported by the loader
+    assert tool_registry.get_tool_names_for_toolset("sqlite") == TOOLS
+    assert all(tool_registry.get_owner(name) == PLUGIN_ID for name in TOOLS)
+    assert sys.modules[PACK] is not sqlite_pack  # imported afresh by the loader
+    for name in TOOLS:
+        assert_valid_schema(tool_registry, name)
 
-    result = reg.dispatch(
-        "sqlite_query", {"database": "shop.db", "sql": "SELECT count(*) FROM items"}
-    )
-    assert json.loads(result)["rows"] == [[3]]
-    result = reg.dispatch("sqlite_query", {"database": "shop.db", "sql": "DELETE FROM items"})
+    count = {"database": "shop.db", "sql": "SELECT count(*) FROM items"}
+    assert json.loads(assert_dispatches(tool_registry, "sqlite_query", count))["rows"] == [[3]]
+    delete = {"database": "shop.db", "sql": "DELETE FROM items"}
+    result = tool_registry.dispatch("sqlite_query", delete)
     assert "attempt to write a readonly database" in json.loads(result)["error"]
-    names = [d["function"]["name"] for d in reg.get_definitions(format="openai")]
-    assert names == TOOLS
 
-    assert unload_plugin(PLUGIN_ID, registry=reg)
-    assert reg.get_tool_names_for_toolset("sqlite") == []
+    assert unload_plugin(PLUGIN_ID, registry=tool_registry)
+    assert tool_registry.get_tool_names_for_toolset("sqlite") == []
 
 
-def test_disabled_by_the_operator(workspace: Path, fresh_pack: None) -> None:
-    reg = ToolRegistry()
-    config = parse_config(f'[plugins]\nenabled = ["{PLUGIN_ID}"]\ndisabled = ["{PLUGIN_ID}"]\n')
-    outcome = load_plugins(config=config, registry=reg).get(PLUGIN_ID)
-    assert outcome is not None
+def test_disabled_by_the_operator(tool_registry: ToolRegistry, load_pack) -> None:
+    outcome = load_pack(PLUGIN_ID, config=f'[plugins]\ndisabled = ["{PLUGIN_ID}"]\n')[PLUGIN_ID]
     assert (outcome.status, outcome.reason) == ("disabled", "listed in plugins.disabled")
-    assert reg.get_all_tool_names() == []
+    assert tool_registry.get_all_tool_names() == []
+
+
+def test_overrides_nothing_without_consent() -> None:
+    assert assert_no_override_without_consent(PLUGIN_ID)[PLUGIN_ID].status == "loaded"

@@ -93,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("path", metavar="PATH", nargs="?", help="file to check (default: as found)")
 
     add_serve_parser(sub, verbose)
+
+    p = sub.add_parser("new", parents=[verbose], help="create a tool-pack project to publish")
+    p.add_argument("name", metavar="PACK_NAME", help="distribution name, e.g. toolreg-weather")
+    p.add_argument(
+        "--dir", metavar="D", help="create D/PACK_NAME (default: in the current directory)"
+    )
     return parser
 
 
@@ -133,6 +139,10 @@ def _run(args: argparse.Namespace) -> int:
         return cmd_config_check(args)  # checks the file; loads no tools
     if args.command == "serve":
         return cmd_serve(args)  # loads the tools itself, with stdout guarded for stdio
+    if args.command == "new":
+        from ._scaffold import cmd_new  # only `new` needs the templates
+
+        return cmd_new(args)  # writes files; loads no tools
     load(args)
     return COMMANDS[args.command](args)
 
