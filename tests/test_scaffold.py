@@ -143,3 +143,11 @@ def test_scaffold_installs_passes_its_tests_and_loads(pack_venv, tmp_path: Path)
     finally:
         # The session venv is shared: leave it as the other pack tests expect it.
         subprocess.run([*pip, "uninstall", "--yes", "toolreg-weather"], check=True)
+
+
+def test_new_refuses_a_name_in_the_mcp_toolset_space(tmp_path, capsys):
+    from toolreg.cli import main
+
+    assert main(["new", "toolreg-mcp-foo", "--dir", str(tmp_path)]) == 2
+    assert "belong to MCP servers" in capsys.readouterr().err
+    assert not (tmp_path / "toolreg-mcp-foo").exists()

@@ -218,6 +218,12 @@ def pack_names(name: str) -> PackNames:
         )
     plugin_id = canonicalize_name(name)
     toolset = plugin_id.removeprefix("toolreg-")
+    if toolset.startswith("mcp-"):
+        raise CliError(
+            f"{name!r} would name toolset {toolset!r}: toolsets starting with 'mcp-' "
+            "belong to MCP servers",
+            EXIT_USAGE,
+        )
     tool = toolset.replace("-", "_") + "_hello"
     if len(tool) > _MAX_TOOL_NAME:
         raise CliError(
