@@ -355,7 +355,9 @@ def test_doctor_json_shape(capsys):
         "rejected",
         "plugin_failures",
         "hook_failures",
+        "mcp_servers",
     }
+    assert report["mcp_servers"] == []  # no [mcp.servers] configured
     assert report["summary"]["tools"] == len(registry.get_all_tool_names())
     assert 0 <= report["summary"]["available"] <= report["summary"]["tools"]
     for tool in report["unavailable"]:

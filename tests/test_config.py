@@ -116,7 +116,7 @@ def test_relative_paths_resolve_against_the_config_folder_not_the_cwd(tmp_path, 
 
 ENTRY, X = "[plugins.entries.x]\n", "plugins.entries.x"
 ERRORS = [
-    ("colour = 1", "colour", "unknown key; expected one of: dispatch, plugins, toolsets"),
+    ("colour = 1", "colour", "unknown key; expected one of: dispatch, mcp, plugins, toolsets"),
     ("[plugins]\nenable = []", "plugins.enable", "unknown key; expected one of: disabled,"),
     (ENTRY + "allow = true", "plugins.entries.x.allow", "expected one of: allow_tool_override,"),
     ("[toolsets]\nalias = {}", "toolsets.alias", "expected one of: aliases, disabled, enabled"),

@@ -11,6 +11,7 @@ from ._decisions import Decision
 from ._decorator import tool
 from ._discovery import discover_builtin_tools, get_discovery_failures
 from ._entry import ToolEntry
+from ._mcp_api import get_mcp_manager, start_mcp, stop_mcp
 from ._ownership import PluginPolicy
 from ._plugins import get_plugin_host, load_plugins, reload_plugins, unload_plugin
 from ._registry import ToolRegistry, registry
@@ -35,6 +36,7 @@ __all__ = [
     "apply_toolset_config",
     "discover_builtin_tools",
     "get_discovery_failures",
+    "get_mcp_manager",
     "get_plugin_host",
     "hookimpl",
     "is_tool_error",
@@ -43,6 +45,8 @@ __all__ = [
     "parse_config",
     "registry",
     "reload_plugins",
+    "start_mcp",
+    "stop_mcp",
     "tool",
     "tool_error",
     "tool_result",

@@ -334,6 +334,20 @@ class ToolTable:
             self._aliases = {**self._aliases, alias: target}
             self._generation += 1
 
+    def record_rejection(self, entry: ToolEntry, reason: str) -> None:
+        """Record that a writer above the table refused ``entry`` itself.
+
+        For refusals decided before registering (an MCP tool whose name clashes),
+        so that ``decisions()`` and ``toolreg doctor`` show them like the table's
+        own. Nothing is published and the generation stays; the caller logs.
+        """
+        owner, _ = self._owner_for(entry.toolset, entry.handler, depth=2)
+        with self._lock:
+            name = entry.name
+            self._record(
+                "rejected", entry, owner, reason, self._tools.get(name), self._owners.get(name)
+            )
+
     # -- internals ------------------------------------------------------------
 
     def _publish(

@@ -8,7 +8,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from toolreg import __version__
+from toolreg import __version__, stop_mcp
 
 from ._commands import COMMANDS, load
 from ._errors import EXIT_FAILURE, CliError
@@ -130,6 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 traceback.print_exc(file=sys.stderr)
             _error(f"internal error: {type(exc).__name__}: {exc}" + _hint(verbose))
             return EXIT_FAILURE
+        finally:
+            stop_mcp()  # MCP sessions and their server processes end with the command
 
 
 def _run(args: argparse.Namespace) -> int:

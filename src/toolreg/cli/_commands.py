@@ -11,16 +11,19 @@ from contextlib import redirect_stdout
 from typing import Any
 
 from toolreg import (
+    Config,
     ConfigError,
     ToolEntry,
     apply_config,
     discover_builtin_tools,
     get_discovery_failures,
+    get_mcp_manager,
     get_plugin_host,
     is_tool_error,
     load_config,
     load_plugins,
     registry,
+    start_mcp,
 )
 
 from . import _render
@@ -48,6 +51,7 @@ def load(args: argparse.Namespace) -> None:
         loaded = discover_builtin_tools()
         state.report = load_plugins(config)
     apply_config(config, registry)
+    _start_mcp(config, args)  # after packs: names they registered stand first
     log.debug("built-in tool modules loaded: %s", ", ".join(loaded) or "none")
     failures = get_discovery_failures()
     broken = state.report.with_status("failed", "refused")
@@ -56,6 +60,24 @@ def load(args: argparse.Namespace) -> None:
             f"toolreg: warning: {len(failures)} tool module(s) failed to import and "
             f"{len(broken)} plugin(s) were refused or failed; "
             "see 'toolreg plugins' or 'toolreg doctor' (-v for tracebacks)",
+            file=sys.stderr,
+        )
+
+
+def _start_mcp(config: Config, args: argparse.Namespace) -> None:
+    """Connect the config's MCP servers; ``main`` stops them when the command ends."""
+    if not any(server.enabled for server in config.mcp.servers.values()):
+        return
+    try:
+        manager = start_mcp(config, registry)
+    except ImportError as exc:
+        print(f"toolreg: warning: {exc}; [mcp.servers] are not loaded", file=sys.stderr)
+        return
+    down = [s["name"] for s in manager.status() if s["state"] not in ("connected", "disabled")]
+    if down and args.command != "doctor":
+        print(
+            f"toolreg: warning: MCP server(s) not connected: {', '.join(down)}; "
+            "see 'toolreg doctor'",
             file=sys.stderr,
         )
 
@@ -209,7 +231,13 @@ def doctor_report() -> dict[str, Any]:
             if o.status in ("failed", "refused", "incompatible")
         ],
         "hook_failures": [f.to_dict() for f in _hook_failures()],
+        "mcp_servers": _mcp_servers(),
     }
+
+
+def _mcp_servers() -> list[dict[str, Any]]:
+    manager = get_mcp_manager(registry)
+    return manager.status() if manager is not None else []
 
 
 def _hook_failures() -> list[Any]:

@@ -58,7 +58,8 @@ def doctor_report(report: dict[str, Any]) -> str:
     rejected = report["rejected"]
     plugins = report.get("plugin_failures", [])
     hooks = report.get("hook_failures", [])
-    if not (failures or unavailable or rejected or plugins or hooks):
+    mcp = [s for s in report.get("mcp_servers", []) if s["state"] not in ("connected", "disabled")]
+    if not (failures or unavailable or rejected or plugins or hooks or mcp):
         lines.append("No problems found.")
         return "\n".join(lines)
 
@@ -78,6 +79,13 @@ def doctor_report(report: dict[str, Any]) -> str:
     if hooks:
         lines += ["", f"Hook failures that blocked calls ({len(hooks)}):"]
         lines += [f"  {h['plugin']} {h['hook']} on {h['tool']}: {h['error']}" for h in hooks]
+    if mcp:
+        lines += ["", f"MCP servers not connected ({len(mcp)}):"]
+        lines += [
+            f"  {s['name']}: {s['state']} after {s.get('failures', 0)} failed attempt(s): "
+            f"{s.get('last_error') or 'no error recorded'}"
+            for s in mcp
+        ]
     return "\n".join(lines)
 
 

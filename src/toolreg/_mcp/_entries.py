@@ -1,0 +1,103 @@
+"""A server's tool listing → the registry entries that replace its toolset.
+
+Every tool that cannot be registered is skipped with a reason, never the whole
+listing: a name two of the server's tools share once sanitised, a name another
+toolset already owns, a schema the registry refuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .._entry import ToolEntry
+from .._schemas import check_registration
+from .calls import call_sync
+from .convert import description, parameters
+from .names import registry_name, sanitise, wanted
+
+if TYPE_CHECKING:
+    from .session import ServerLink
+
+
+class McpToolHandler:
+    """The registry's handler for one MCP tool: a sync call over the manager's loop."""
+
+    __slots__ = ("link", "tool", "name")
+
+    def __init__(self, link: ServerLink, tool: str, name: str) -> None:
+        self.link = link
+        #: The tool's name on its server.
+        self.tool = tool
+        #: Its name in the registry.
+        self.name = name
+
+    def __call__(self, args: dict[str, Any], **_kwargs: Any) -> str | dict[str, Any]:
+        return call_sync(self.link, self.tool, self.name, args)
+
+    def __repr__(self) -> str:
+        return f"<MCP tool {self.tool!r} of server {self.link.name!r}>"
+
+
+def build_entries(
+    link: ServerLink, listing: list[dict[str, Any]], check: Callable[[], Any]
+) -> tuple[list[ToolEntry], list[tuple[ToolEntry, str]]]:
+    """(entries to publish, [(skipped entry, reason)]) for ``listing``."""
+    config = link.config
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for tool in listing:
+        original = tool.get("name")
+        if (
+            isinstance(original, str)
+            and original
+            and wanted(original, config.include, config.exclude)
+        ):
+            by_name.setdefault(registry_name(link.name, original), []).append(tool)
+    entries: list[ToolEntry] = []
+    rejected: list[tuple[ToolEntry, str]] = []
+    for name, tools in by_name.items():
+        # The same winner on every refresh, whatever order the server lists in:
+        # a tool whose name needed no change, else the first by name.
+        tools.sort(key=lambda t: (sanitise(t["name"]) != t["name"], t["name"]))
+        winner, *losers = tools
+        entry = _entry(link, name, winner, check)
+        for loser in losers:
+            reason = (
+                f"MCP tool {loser['name']!r} of server {link.name!r} is skipped: its name "
+                f"sanitises to {name!r}, which the server's tool {winner['name']!r} has"
+            )
+            rejected.append((_entry(link, name, loser, check), reason))
+        owner = link.registry.get_toolset_for_tool(name)
+        if owner is not None and owner != link.toolset:
+            reason = (
+                f"MCP tool {winner['name']!r} of server {link.name!r} is skipped: its name "
+                f"{name!r} belongs to toolset {owner!r}"
+            )
+            rejected.append((entry, reason))
+            continue
+        try:
+            check_registration(entry.name, entry.toolset, entry.schema, entry.handler)
+        except ValueError as exc:
+            reason = f"MCP tool {winner['name']!r} of server {link.name!r} is skipped: {exc}"
+            rejected.append((entry, reason))
+            continue
+        entries.append(entry)
+    return entries, rejected
+
+
+def _entry(
+    link: ServerLink,
+    name: str,
+    tool: dict[str, Any],
+    check: Callable[[], Any],
+) -> ToolEntry:
+    text = description(link.name, tool)
+    schema = {"name": name, "description": text, "parameters": parameters(tool)}
+    return ToolEntry(
+        name=name,
+        toolset=link.toolset,
+        schema=schema,
+        handler=McpToolHandler(link, tool["name"], name),
+        check_fn=check,
+        description=text,
+    )

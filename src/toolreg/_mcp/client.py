@@ -1,0 +1,212 @@
+"""MCP servers' tools in the registry: the manager and the API behind ``toolreg.start_mcp``.
+
+``start_mcp(config)`` connects to every enabled ``[mcp.servers.*]`` server at
+once, on an event loop in a background thread that the manager owns. Each
+server's tools become toolset ``mcp-<name>`` (alias ``<name>``) and are kept
+current; ``start_mcp`` returns once every server has connected or failed its
+first attempt, which ``connect_timeout`` bounds. ``stop_mcp()`` closes the
+sessions, ends stdio servers' processes, removes the toolsets and joins the
+thread. One manager per registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import dataclasses
+import logging
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from .._config import Config, McpConfig, McpServerConfig
+from .._registry import ToolRegistry
+from .._registry import registry as default_registry
+from .names import toolset_name
+from .session import ReconnectPolicy, ServerLink
+
+logger = logging.getLogger("toolreg.mcp")
+
+#: Seconds ``stop`` waits for sessions to close: stdio shutdown is bounded at ~6 s.
+STOP_TIMEOUT = 15.0
+
+__all__ = ["McpManager", "ReconnectPolicy", "get_mcp_manager", "start_mcp", "stop_mcp"]
+
+
+class McpManager:
+    """Holds the MCP sessions of one registry on a background event loop."""
+
+    def __init__(
+        self,
+        servers: Iterable[McpServerConfig],
+        registry: ToolRegistry,
+        *,
+        policy: ReconnectPolicy | None = None,
+    ) -> None:
+        self.registry = registry
+        self._configs = list(servers)
+        self._policy = policy or ReconnectPolicy()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="toolreg-mcp", daemon=True
+        )
+        self._links: dict[str, ServerLink] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._started = False
+        self._stopped = False
+
+    def __repr__(self) -> str:
+        states = ", ".join(f"{s['name']}={s['state']}" for s in self.status())
+        return f"<McpManager {states or 'no servers'}>"
+
+    @property
+    def links(self) -> dict[str, ServerLink]:
+        """Server name → its live link (for status and tests)."""
+        return dict(self._links)
+
+    def status(self) -> list[dict[str, Any]]:
+        """One dict per configured server, by name: state, tools, failures, last error."""
+        if not self._links:  # not started yet, or nothing configured
+            return [
+                {"name": c.name, "state": "disabled" if not c.enabled else "stopped"}
+                for c in sorted(self._configs, key=lambda c: c.name)
+            ]
+        return [self._links[name].status() for name in sorted(self._links)]
+
+    def start(self) -> None:
+        """Connect every enabled server at once; return when each has settled."""
+        if self._started:
+            raise RuntimeError("this McpManager has already been started")
+        self._started = True
+        self._thread.start()
+        future = asyncio.run_coroutine_threadsafe(self._start(), self._loop)
+        # Each server's first attempt is bounded by its own connect_timeout.
+        deadline = max((c.connect_timeout for c in self._configs if c.enabled), default=0.0)
+        try:
+            future.result(deadline + 5.0)
+        except concurrent.futures.TimeoutError:  # pragma: no cover - a bound fired late
+            logger.warning("MCP servers still connecting after %.0f s; continuing", deadline)
+
+    async def _start(self) -> None:
+        for config in self._configs:
+            link = ServerLink(config, self.registry, self._policy, self._loop, self._thread)
+            self._links[config.name] = link
+            if config.enabled:
+                self._tasks.append(asyncio.ensure_future(link.run()))
+        waits = [
+            # A backstop: the link itself settles when its connect_timeout passes.
+            asyncio.wait_for(link.settled.wait(), link.config.connect_timeout + 1.0)
+            for link in self._links.values()
+            if link.config.enabled
+        ]
+        await asyncio.gather(*waits, return_exceptions=True)
+
+    def refresh(self, name: str) -> None:
+        """Ask server ``name`` to re-list its tools now (they swap in when it answers)."""
+        self._links[name].request_refresh()
+
+    def stop(self) -> None:
+        """Close every session, end stdio servers, remove the toolsets, join the thread."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._thread.is_alive():
+            future = asyncio.run_coroutine_threadsafe(self._stop(), self._loop)
+            try:
+                future.result(STOP_TIMEOUT)
+            except Exception as exc:  # closing must go on whatever a session did
+                logger.warning("MCP sessions did not close cleanly: %r", exc)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(STOP_TIMEOUT)
+        for link in self._links.values():
+            link.unpublish()
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    async def _stop(self) -> None:
+        for link in self._links.values():
+            link.stop()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Calls still waiting on a closed session: end them, so no caller hangs.
+        current = asyncio.current_task()
+        leftovers = [t for t in asyncio.all_tasks() if t is not current]
+        for task in leftovers:
+            task.cancel()
+        await asyncio.gather(*leftovers, return_exceptions=True)
+
+
+# -- the module API --------------------------------------------------------------------------
+
+_managers: dict[int, McpManager] = {}
+_lock = threading.Lock()
+
+
+def start_mcp(
+    config: Config | McpConfig,
+    registry: ToolRegistry | None = None,
+    *,
+    policy: ReconnectPolicy | None = None,
+) -> McpManager:
+    """Start the config's MCP servers into ``registry`` (default: the process-wide one).
+
+    A manager already running for that registry is stopped first. With a full
+    ``Config``, servers whose toolset (``mcp-<name>``) or alias (``<name>``)
+    the ``[toolsets]`` lists turn off are not started.
+    """
+    registry = default_registry if registry is None else registry
+    manager = McpManager(_servers(config), registry, policy=policy)
+    with _lock:
+        old = _managers.get(id(registry))
+        _managers[id(registry)] = manager
+    if old is not None:
+        old.stop()
+    manager.start()
+    return manager
+
+
+def stop_mcp(registry: ToolRegistry | None = None) -> None:
+    """Stop the registry's MCP manager, if it has one."""
+    registry = default_registry if registry is None else registry
+    with _lock:
+        manager = _managers.pop(id(registry), None)
+    if manager is not None:
+        manager.stop()
+
+
+def get_mcp_manager(registry: ToolRegistry | None = None) -> McpManager | None:
+    """The registry's running MCP manager, or None."""
+    registry = default_registry if registry is None else registry
+    return _managers.get(id(registry))
+
+
+@atexit.register
+def _stop_all() -> None:
+    # A host that never called stop_mcp must not leave server processes behind.
+    with _lock:
+        managers = list(_managers.values())
+        _managers.clear()
+    for manager in managers:
+        manager.stop()
+
+
+def _servers(config: Config | McpConfig) -> list[McpServerConfig]:
+    if isinstance(config, McpConfig):
+        return list(config.servers.values())
+    servers = []
+    for server in config.mcp.servers.values():
+        if server.enabled and not _toolset_on(config, server.name):
+            logger.info("MCP server %s: toolset turned off by [toolsets]", server.name)
+            server = dataclasses.replace(server, enabled=False)
+        servers.append(server)
+    return servers
+
+
+def _toolset_on(config: Config, server: str) -> bool:
+    toolset = toolset_name(server)
+    names = {toolset, server}
+    names |= {alias for alias, target in config.toolsets.aliases.items() if target in names}
+    enabled, disabled = config.toolsets.enabled, config.toolsets.disabled
+    if enabled is not None and not names & set(enabled):
+        return False
+    return not names & set(disabled)

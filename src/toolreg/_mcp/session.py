@@ -1,0 +1,360 @@
+"""One MCP server's link: connect, list, refresh, reconnect, and call its tools.
+
+A ``ServerLink`` lives on the manager's event loop. Its ``run`` task owns the
+SDK ``Client`` (so the client's task groups are entered and left in one task),
+publishes the server's tools with one ``replace_toolset`` per change, and
+reconnects with exponential backoff and jitter until it is stopped or parked.
+Other threads reach it only through ``calls.call_sync`` and plain attribute reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp_types
+from mcp import Client
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .. import __version__
+from .._config import McpServerConfig
+from .._registry import ToolRegistry
+from ._entries import build_entries
+from .names import toolset_name
+from .transport import connection_lost, describe, open_transport
+
+logger = logging.getLogger("toolreg.mcp")
+
+Verdict = tuple[bool, str]
+
+#: A server that answers with endless cursors cannot keep a refresh going forever.
+MAX_PAGES = 1000
+
+
+@dataclass(frozen=True)
+class ReconnectPolicy:
+    """How a lost or failed server is retried; the defaults suit real servers."""
+
+    #: Seconds before the first retry; each further failure doubles it.
+    initial_delay: float = 0.5
+    max_delay: float = 30.0
+    #: Consecutive failures after which the server is parked (no more retries).
+    max_failures: int = 8
+    #: A session that lasted this long starts the failure count afresh when it drops.
+    stable_after: float = 10.0
+    #: Seconds a burst of change signals is given to land before one re-list.
+    coalesce: float = 0.05
+
+    def delay(self, failures: int) -> float:
+        base = min(self.max_delay, self.initial_delay * 2 ** max(0, failures - 1))
+        # Jitter spreads out servers (and hosts) that lost the same backend at once.
+        return base * random.uniform(0.5, 1.0)
+
+
+class ServerLink:
+    """The live state of one configured MCP server."""
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        registry: ToolRegistry,
+        policy: ReconnectPolicy,
+        loop: asyncio.AbstractEventLoop,
+        thread: threading.Thread,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.toolset = toolset_name(config.name)
+        self.registry = registry
+        self.state = "connecting" if config.enabled else "disabled"
+        self.failures = 0
+        self.last_error = ""
+        self.protocol_version: str | None = None
+        self.tool_names: list[str] = []
+        #: Set once the first connection attempt has ended, either way.
+        self.settled = asyncio.Event()
+        #: The manager's loop and its thread; the connected session's client.
+        self.loop = loop
+        self.thread = thread
+        self.client: Client | None = None
+        self._policy = policy
+        self._listing: list[dict[str, Any]] | None = None
+        self._published: tuple[int, str] | None = None
+        self._epoch = 0  # bumped with every new check_fn
+        self._connected_at: float | None = None
+        self._aliased = False
+        self._rejections: set[str] = set()
+        self._refresh_wanted = asyncio.Event()
+        self._lost = asyncio.Event()
+        self._scope: anyio.CancelScope | None = None
+        self._stopping = False
+        self._check = self._make_check()
+
+    # -- what the registry sees ------------------------------------------------
+
+    def verdict(self) -> Verdict:
+        """(available, reason) for every tool of this server."""
+        if self.state == "connected":
+            return True, ""
+        if self.state == "parked":
+            detail = f"parked after {self.failures} failed attempts"
+            detail += f"; last error: {self.last_error}" if self.last_error else ""
+        else:
+            detail = self.last_error
+        return False, f"server {self.name} disconnected" + (f" ({detail})" if detail else "")
+
+    def _make_check(self) -> Callable[[], Verdict]:
+        # A fresh function per state change: the registry caches probe results
+        # per function (and forgives failures soon after a success), so a new
+        # identity makes the change visible at once, without touching the
+        # cached verdicts of anybody else's tools.
+        def check() -> Verdict:
+            return self.verdict()
+
+        check.__qualname__ = f"mcp_server_check[{self.name}]"
+        return check
+
+    def status(self) -> dict[str, Any]:
+        """What ``toolreg doctor`` shows for this server."""
+        cfg = self.config
+        return {
+            "name": self.name,
+            "toolset": self.toolset,
+            "transport": cfg.transport,
+            "target": cfg.url if cfg.url is not None else " ".join([cfg.command or "", *cfg.args]),
+            "state": self.state,
+            "tools": len(self.tool_names),
+            "failures": self.failures,
+            "last_error": self.last_error or None,
+            "protocol_version": self.protocol_version,
+        }
+
+    def _set_state(self, state: str, error: str = "") -> None:
+        changed = state != self.state
+        self.state = state
+        if error:
+            self.last_error = error[:300]
+        if changed:
+            self._check = self._make_check()
+            self._epoch += 1
+            if self._listing is not None:
+                self._publish(self._listing)
+
+    # -- publishing --------------------------------------------------------------
+
+    def _publish(self, listing: list[dict[str, Any]]) -> None:
+        """Swap the toolset for ``listing`` in one step (if anything changed)."""
+        if self._stopping:
+            return
+        self._listing = listing
+        key = (self._epoch, json.dumps(listing, sort_keys=True, default=str))
+        if key == self._published:
+            return  # a refresh that found nothing new publishes nothing
+        entries, rejected = build_entries(self, listing, self._check)
+        for entry, reason in rejected:
+            if reason not in self._rejections:  # once, not on every refresh
+                self._rejections.add(reason)
+                logger.warning("MCP server %s: %s", self.name, reason)
+                self.registry.record_rejection(entry, reason)
+        self.tool_names = self.registry.replace_toolset(self.toolset, entries)
+        self._published = key
+        if not self._aliased:
+            self._aliased = True  # tried once: a refused alias stays refused
+            try:
+                self.registry.register_toolset_alias(self.name, self.toolset)
+            except ValueError as exc:
+                logger.warning("MCP server %s: no toolset alias %r: %s", self.name, self.name, exc)
+
+    def mark_lost(self) -> None:
+        """The connection is gone: reconnect (call on the loop)."""
+        self._lost.set()
+
+    def request_refresh(self) -> None:
+        """Re-list the server's tools soon (from any thread)."""
+        self.loop.call_soon_threadsafe(self._refresh_wanted.set)
+
+    def unpublish(self) -> None:
+        """Remove the server's tools (on stop)."""
+        self._stopping = True
+        self.registry.replace_toolset(self.toolset, [])
+        self.tool_names = []
+
+    # -- the connection --------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Connect, serve, and reconnect with backoff, until stopped or parked."""
+        with anyio.CancelScope() as scope:
+            self._scope = scope
+            while not self._stopping:
+                self._connected_at = None
+                try:
+                    await self._session()
+                    error = "connection lost"
+                except Exception as exc:
+                    error = describe(exc)
+                if self._stopping:
+                    break
+                was_up = self._connected_at is not None
+                uptime = time.monotonic() - self._connected_at if was_up else 0.0
+                # The drop counts as a failure; only a session that had run a
+                # while starts the count afresh.
+                stable = uptime >= self._policy.stable_after
+                self.failures = 1 if stable else self.failures + 1
+                self._set_state("disconnected", error)
+                self.settled.set()
+                if self.failures >= self._policy.max_failures:
+                    logger.error(
+                        "MCP server %s parked after %d failed attempts: %s",
+                        self.name,
+                        self.failures,
+                        error,
+                    )
+                    self._set_state("parked")
+                    return
+                delay = self._policy.delay(self.failures)
+                log = logger.warning if self.failures == 1 or was_up else logger.info
+                log("MCP server %s: %s; retrying in %.2f s", self.name, error, delay)
+                await anyio.sleep(delay)
+
+    def stop(self) -> None:
+        """Ask ``run`` to close the session and return (call on the loop)."""
+        self._stopping = True
+        self.state = "stopped"
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def _session(self) -> None:
+        """One connection, from connect to loss; raises if connecting fails."""
+        lost = self._lost = asyncio.Event()
+        self._refresh_wanted.clear()
+        client = Client(
+            open_transport(self.config, lost.set),
+            mode="auto",
+            message_handler=self._on_message,
+            cache=None,  # a refresh must see the server's listing, never a cached one
+            client_info=mcp_types.Implementation(name="toolreg", version=__version__),
+        )
+        connected = False
+        with anyio.CancelScope() as connecting:
+
+            def expire() -> None:
+                if not connected:
+                    connecting.cancel()
+                    # Say so now: closing the transport may take a few seconds more.
+                    self._set_state("disconnected", timeout_error)
+                    self.settled.set()
+
+            timeout_error = f"no answer within connect_timeout ({self.config.connect_timeout:g} s)"
+
+            timer = self.loop.call_later(self.config.connect_timeout, expire)
+            try:
+                async with client:
+                    await self._refresh(client)  # the first listing counts as connecting
+                    connected = True
+                    timer.cancel()
+                    self.client = client
+                    # failures is not reset here: a server that crashes right after
+                    # connecting must still get parked (see run).
+                    self._connected_at = time.monotonic()
+                    self.protocol_version = client.protocol_version
+                    self._set_state("connected")
+                    self.settled.set()
+                    logger.info(
+                        "MCP server %s connected: %d tools", self.name, len(self.tool_names)
+                    )
+                    async with anyio.create_task_group() as tasks:
+                        tasks.start_soon(self._refresher, client)
+                        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                            tasks.start_soon(self._listener, client)
+                        if self.config.refresh_interval is not None:
+                            tasks.start_soon(self._poller, self.config.refresh_interval)
+                        await lost.wait()
+                        tasks.cancel_scope.cancel()
+            finally:
+                timer.cancel()
+                self.client = None
+        if connecting.cancelled_caught and not connected:
+            raise TimeoutError(timeout_error)
+
+    # -- refresh ----------------------------------------------------------------------
+
+    async def _on_message(self, message: Any) -> None:
+        # Runs inside the session's receive path: only flag the refresh here.
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self._refresh_wanted.set()
+        elif isinstance(message, Exception):
+            logger.debug("MCP server %s: transport error: %s", self.name, describe(message))
+
+    async def _refresher(self, client: Client) -> None:
+        while True:
+            await self._refresh_wanted.wait()
+            await anyio.sleep(self._policy.coalesce)
+            self._refresh_wanted.clear()  # signals from here on get their own pass
+            try:
+                with anyio.fail_after(self.config.timeout):
+                    await self._refresh(client)
+            except Exception as exc:
+                if connection_lost(exc):
+                    self._lost.set()
+                    return
+                logger.warning(
+                    "MCP server %s: re-listing tools failed: %s", self.name, describe(exc)
+                )
+
+    async def _listener(self, client: Client) -> None:
+        """Follow ``subscriptions/listen`` (2026-07-28); re-listen after a graceful close."""
+        while True:
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    self._refresh_wanted.set()  # changes between the listing and the ack
+                    async for _event in subscription:
+                        self._refresh_wanted.set()
+            except ListenNotSupportedError:
+                return
+            except SubscriptionLost:
+                self._lost.set()
+                return
+            except (MCPError, TimeoutError) as exc:
+                if connection_lost(exc):
+                    self._lost.set()
+                else:
+                    logger.info(
+                        "MCP server %s: no subscriptions/listen (%s); relying on notifications",
+                        self.name,
+                        describe(exc),
+                    )
+                return
+            await anyio.sleep(1.0)
+
+    async def _poller(self, interval: float) -> None:
+        while True:
+            await anyio.sleep(interval)
+            self._refresh_wanted.set()
+
+    async def _refresh(self, client: Client) -> None:
+        self._publish(await self._list_tools(client))
+
+    async def _list_tools(self, client: Client) -> list[dict[str, Any]]:
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(
+                t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools
+            )
+            cursor = page.next_cursor
+            if not cursor or cursor in seen:
+                break
+            seen.add(cursor)
+        return tools
