@@ -54,11 +54,13 @@ def load(args: argparse.Namespace) -> None:
     _start_mcp(config, args)  # after packs: names they registered stand first
     log.debug("built-in tool modules loaded: %s", ", ".join(loaded) or "none")
     failures = get_discovery_failures()
-    broken = state.report.with_status("failed", "refused")
+    # Broken code warns on every command; a refusal is the operator's policy
+    # at work, shown by `toolreg plugins` and `toolreg doctor` instead.
+    broken = state.report.with_status("failed")
     if (failures or broken) and args.command not in ("doctor", "plugins"):
         print(
             f"toolreg: warning: {len(failures)} tool module(s) failed to import and "
-            f"{len(broken)} plugin(s) were refused or failed; "
+            f"{len(broken)} plugin(s) failed to load; "
             "see 'toolreg plugins' or 'toolreg doctor' (-v for tracebacks)",
             file=sys.stderr,
         )
