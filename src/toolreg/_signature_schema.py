@@ -19,7 +19,6 @@ import contextlib
 import functools
 import inspect
 import sys
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -174,8 +173,10 @@ def _default(param: inspect.Parameter) -> tuple[Any, Callable[[], Any] | None]:
 def _type_hints(func: Any, tool: str) -> dict[str, Any]:
     """Resolved annotations; names defined in the decorating scope are found too."""
     target = func if inspect.isroutine(func) else type(func).__call__
+    # inspect.get_annotations, not typing.get_type_hints: before 3.11 the
+    # latter turns every parameter defaulting to None into Optional[...].
     try:
-        return typing.get_type_hints(target, include_extras=True)
+        return inspect.get_annotations(target, eval_str=True)
     except NameError:
         pass  # perhaps a type defined in the decorating function: see below
     except Exception as exc:
@@ -183,7 +184,7 @@ def _type_hints(func: Any, tool: str) -> dict[str, Any]:
     # Under PEP 563 a type defined inside a function is only a name, which only
     # the caller's locals know; pydantic looks there for its models too.
     try:
-        return typing.get_type_hints(target, localns=_caller_locals(), include_extras=True)
+        return inspect.get_annotations(target, eval_str=True, locals=_caller_locals())
     except Exception as exc:
         raise TypeError(f"Tool {tool!r}: cannot resolve the type hints: {exc}") from None
 

@@ -319,6 +319,8 @@ def literal_schema(values: tuple[Any, ...]) -> Schema:
 
 
 def _with_doc(schema: Schema, cls: type) -> Schema:
-    if cls.__doc__:  # a class without a docstring has __doc__ None, not its base's
+    # A class without a docstring has __doc__ None, not its base's; except that
+    # Python 3.10 gives every Enum "An enumeration.", which says nothing.
+    if cls.__doc__ and cls.__doc__ != "An enumeration.":
         schema["description"] = inspect.cleandoc(cls.__doc__)
     return schema

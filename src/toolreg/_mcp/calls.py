@@ -41,16 +41,18 @@ def call_sync(link: ServerLink, tool: str, name: str, args: dict[str, Any]) -> s
         return tool_error(f"MCP server {server} has been stopped", tool=name)
     try:
         payload = future.result(timeout)
-    except concurrent.futures.TimeoutError:
+    except (concurrent.futures.TimeoutError, TimeoutError):
+        # Ours (the future is still running) or the session's own read timeout:
+        # both are the server not answering in time. (Before 3.11 the two
+        # exception types differ.)
         if not future.done():
             future.cancel()
-            return tool_error(
-                f"MCP server {server} did not answer {name} within {timeout:g} s; "
-                "the call was cancelled",
-                error_type="timeout",
-                tool=name,
-            )
-        return tool_error(f"MCP call {name} timed out on server {server}", tool=name)
+        return tool_error(
+            f"MCP server {server} did not answer {name} within {timeout:g} s; "
+            "the call was cancelled",
+            error_type="timeout",
+            tool=name,
+        )
     except concurrent.futures.CancelledError:
         return tool_error(f"MCP server {server} closed while {name} ran", tool=name)
     except MCPError as exc:
@@ -65,7 +67,9 @@ async def _call(link: ServerLink, tool: str, args: dict[str, Any]) -> dict[str, 
     if client is None:
         raise MCPError(mcp_types.CONNECTION_CLOSED, "disconnected")
     try:
-        result = await client.call_tool(tool, args, read_timeout_seconds=link.config.timeout)
+        # A little over our own deadline, so the caller's clean timeout fires first.
+        read_timeout = link.config.timeout + 1.0
+        result = await client.call_tool(tool, args, read_timeout_seconds=read_timeout)
     except Exception as exc:
         if connection_lost(exc):
             link.mark_lost()
