@@ -21,9 +21,8 @@ from ._ownership import (
     PluginPolicy,
     PolicyBook,
     caller_origins,
-    handler_origins,
-    is_builtin,
 )
+from ._policy_seam import PolicySeamMixin
 from ._schemas import check_registration
 
 logger = logging.getLogger("toolreg.registry")
@@ -33,7 +32,7 @@ logger = logging.getLogger("toolreg.registry")
 Slot = tuple[ToolEntry, Owner, ToolOptions]
 
 
-class ToolTable:
+class ToolTable(PolicySeamMixin):
     """Name → ToolEntry, with the rules that decide who may write what."""
 
     def __init__(self, *, decision_log_size: int = 1000) -> None:
@@ -111,57 +110,6 @@ class ToolTable:
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
-
-    # -- policy seam --------------------------------------------------------
-
-    def register_plugin_override_policy(
-        self,
-        module_namespace: str,
-        allowed: bool,
-        *,
-        plugin_id: str | None = None,
-        paths: Sequence[str] | None = None,
-        tool_patterns: Sequence[str] | None = None,
-    ) -> PluginPolicy:
-        """Bind a plugin's module namespace to the operator's override decision.
-
-        Only host code may call this: a call from inside any bound plugin
-        namespace raises PermissionError, so a pack cannot grant itself consent.
-        """
-        with self._lock:
-            callers = self._policies.involved(caller_origins(2))
-            if callers:
-                raise PermissionError(
-                    f"Plugin {callers[0].plugin_id!r} may not change plugin policies "
-                    f"(attempted for namespace {module_namespace!r})"
-                )
-            return self._policies.bind(module_namespace, allowed, plugin_id, paths, tool_patterns)
-
-    def get_plugin_policy(self, module_namespace: str) -> PluginPolicy | None:
-        return self._policies.get(module_namespace)
-
-    def remove_plugin_override_policy(self, module_namespace: str) -> None:
-        """Forget a namespace's policy (host only, like binding)."""
-        with self._lock:
-            callers = self._policies.involved(caller_origins(2))
-            if callers:
-                raise PermissionError(f"Plugin {callers[0].plugin_id!r} may not change policies")
-            self._policies.unbind(module_namespace)
-
-    def _owner_for(
-        self, toolset: str, handler: Handler, depth: int
-    ) -> tuple[Owner, list[PluginPolicy]]:
-        """Work out who is registering, from the handler's code and the stack."""
-        origins = list(handler_origins(handler))
-        stack = list(caller_origins(depth + 1))
-        plugins = self._policies.involved(stack + origins) if self._policies else []
-        if plugins:
-            return Owner(plugins[0].plugin_id, plugins[0]), plugins
-        if is_mcp(toolset):
-            return Owner("mcp:" + toolset.removeprefix("mcp-")), []
-        if is_builtin(origins) or is_builtin(stack):
-            return Owner("builtin"), []
-        return Owner("host"), []
 
     # -- writes ---------------------------------------------------------------
 
