@@ -112,6 +112,8 @@ def test_mcp_toolset_may_not_take_a_non_mcp_tool(reg):
         ("t5", {"parameters": {"type": "object", "required": "a"}}, "required"),
         ("t6", {"name": "someone_else"}, "different tool"),
         ("t7", {"parameters": {"type": "object", "default": object()}}, "JSON-serialisable"),
+        ("t8", {"parameters": {"type": "object", "required": ["a"]}}, "undeclared"),
+        ("t9", {"parameters": {"type": "object", "properties": {}, "required": ["a"]}}, "['a']"),
     ],
 )
 def test_malformed_schema_raises_value_error_naming_the_tool(reg, name, bad_schema, fragment):

@@ -67,7 +67,7 @@ def check_parameters(name: str, parameters: Any) -> None:
     required = parameters.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise ValueError(f"Tool {name!r}: schema 'parameters.required' must be a list of strings")
-    missing = [r for r in required if properties and r not in properties]
+    missing = [r for r in required if r not in properties]
     if missing:
         raise ValueError(
             f"Tool {name!r}: schema 'parameters.required' names undeclared properties: {missing}"
