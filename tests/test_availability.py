@@ -255,6 +255,18 @@ class TestRequiresEnv:
         monkeypatch.setenv("TOOLREG_T_A", "token")
         assert reg.availability("needs") == (True, "")
 
+    def test_a_single_string_is_one_variable(
+        self, reg: ToolRegistry, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        add(reg, "needs", requires_env="TOOLREG_T_A")
+        assert reg.get_entry("needs").requires_env == ("TOOLREG_T_A",)
+        assert reg.availability("needs") == (
+            False,
+            "missing environment variable(s): TOOLREG_T_A",
+        )
+        monkeypatch.setenv("TOOLREG_T_A", "token")
+        assert reg.availability("needs") == (True, "")
+
     def test_unknown_tool_is_unavailable(self, reg: ToolRegistry) -> None:
         ok, reason = reg.availability("ghost")
         assert ok is False
