@@ -272,3 +272,35 @@ def test_remove_owner_does_not_restore_over_a_newer_entry(with_builtin, pack):
     reg.register("terminal", "host-ts", {}, lambda args: "host", override=True)
     assert reg.remove_owner("toolreg-acme") == []
     assert reg.dispatch("terminal", {}) == "host"
+
+
+def test_remove_owner_out_of_order_never_brings_back_an_unloaded_plugin(
+    with_builtin, pack, make_package
+):
+    reg = with_builtin
+    second = make_package("beta_pack", PACK)
+    reg.register_plugin_override_policy("acme_pack", True, plugin_id="toolreg-acme")
+    reg.register_plugin_override_policy("beta_pack", True, plugin_id="toolreg-beta")
+    pack.register_plain(reg, "terminal", override=True)
+    second.register_plain(reg, "terminal", toolset="beta", override=True)
+    assert reg.get_owner("terminal") == "toolreg-beta"
+
+    # The first overrider goes while the second still stands: nothing changes now...
+    assert reg.remove_owner("toolreg-acme") == []
+    assert reg.get_owner("terminal") == "toolreg-beta"
+    # ...and when the second goes too, the built-in is back, not the first pack's tool.
+    assert reg.remove_owner("toolreg-beta") == ["terminal"]
+    assert reg.get_owner("terminal") == "builtin"
+    assert reg.dispatch("terminal", {}) == "builtin"
+
+
+def test_remove_owner_drops_a_plugin_tool_that_another_plugin_overrode(reg, pack, make_package):
+    second = make_package("beta_pack", PACK)
+    reg.register_plugin_override_policy("acme_pack", True, plugin_id="toolreg-acme")
+    reg.register_plugin_override_policy("beta_pack", True, plugin_id="toolreg-beta")
+    pack.register_plain(reg, "acme_tool")
+    second.register_plain(reg, "acme_tool", toolset="beta", override=True)
+
+    assert reg.remove_owner("toolreg-acme") == []
+    assert reg.remove_owner("toolreg-beta") == ["acme_tool"]
+    assert reg.get_entry("acme_tool") is None

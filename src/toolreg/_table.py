@@ -256,10 +256,22 @@ class ToolTable(PolicySeamMixin):
             for name in list(self._shadowed):
                 records = self._shadowed[name]
                 mine = [record for record in records if record[3] == label]
-                if mine and name in owned:
-                    entry, owner, options, _ = mine[0]  # the earliest stood before it
-                    restored[name] = (entry, owner, options)
-                kept = [record for record in records if record[3] != label]
+                # The earliest record it made holds what stood before it.
+                below = mine[0][:3] if mine else None
+                if below is not None and name in owned:
+                    restored[name] = below
+                kept: list[tuple[ToolEntry, Owner, ToolOptions, str]] = []
+                for record in records:
+                    if record[3] == label:
+                        continue
+                    if record[1].label == label:
+                        # Its entry, displaced by a later overrider: when that one
+                        # goes, what this owner displaced comes back, never this
+                        # owner's own (soon stale) entry.
+                        if below is not None and name not in owned:
+                            kept.append((*below, record[3]))
+                        continue
+                    kept.append(record)
                 if kept:
                     self._shadowed[name] = kept
                 else:
