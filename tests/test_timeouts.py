@@ -57,6 +57,19 @@ def test_adispatch_enforces_the_deadline_for_both_kinds(reg: ToolRegistry):
     release.set()
 
 
+def test_async_handler_registered_without_is_async_keeps_its_deadline(reg: ToolRegistry):
+    # Dispatch runs any handler that returns a coroutine; its timeout must hold too.
+    reg.register("aslow", "t", {}, aslow, timeout=0.2, validate=False)
+    started = time.monotonic()
+    timed_out(reg.dispatch("aslow", {"seconds": 5}), "aslow")
+    assert time.monotonic() - started < 4
+    started = time.monotonic()
+    timed_out(asyncio.run(reg.adispatch("aslow", {"seconds": 5})), "aslow")
+    assert time.monotonic() - started < 4
+    assert reg.dispatch("aslow", {"seconds": 0}) == "finished"
+    assert asyncio.run(reg.adispatch("aslow", {"seconds": 0})) == "finished"
+
+
 def test_a_handlers_own_timeout_error_is_a_failure_not_a_deadline(reg: ToolRegistry):
     def gives_up(args: dict) -> str:
         raise TimeoutError("upstream took too long")

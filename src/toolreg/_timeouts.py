@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import threading
 import time
 from typing import Any
@@ -37,22 +38,32 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
 
 def call_with_deadline(entry: ToolEntry, args: Any, kwargs: dict[str, Any], timeout: float) -> Any:
     """Run the handler; raise DeadlineExceeded if it takes longer than ``timeout``."""
+    started = time.monotonic()
     if entry.is_async:
-        started = time.monotonic()
-        try:
-            return run_coroutine(asyncio.wait_for(entry.handler(args, **kwargs), timeout))
-        except (asyncio.TimeoutError, TimeoutError):
-            # A handler may raise TimeoutError of its own: only ours is a deadline.
-            if time.monotonic() - started >= timeout:
-                raise DeadlineExceeded from None
-            raise
+        return _run_async(entry.handler(args, **kwargs), started, timeout)
     future = _executor().submit(entry.handler, args, **kwargs)
     try:
-        return future.result(timeout)
+        result = future.result(timeout)
     except concurrent.futures.TimeoutError:
         if future.done():
             raise  # the handler's own TimeoutError, re-raised by result()
         raise DeadlineExceeded from None
+    if inspect.iscoroutine(result):
+        # An ``async def`` handler registered without is_async=True: its
+        # coroutine gets what is left of the deadline.
+        return _run_async(result, started, timeout)
+    return result
+
+
+def _run_async(coro: Any, started: float, timeout: float) -> Any:
+    left = max(timeout - (time.monotonic() - started), 0.0)
+    try:
+        return run_coroutine(asyncio.wait_for(coro, left))
+    except (asyncio.TimeoutError, TimeoutError):
+        # A handler may raise TimeoutError of its own: only ours is a deadline.
+        if time.monotonic() - started >= timeout:
+            raise DeadlineExceeded from None
+        raise
 
 
 async def await_with_deadline(
@@ -65,7 +76,11 @@ async def await_with_deadline(
         call = asyncio.to_thread(entry.handler, args, **kwargs)
     started = time.monotonic()
     try:
-        return await asyncio.wait_for(call, timeout)
+        result = await asyncio.wait_for(call, timeout)
+        if inspect.iscoroutine(result):  # an ``async def`` handler without is_async
+            left = max(timeout - (time.monotonic() - started), 0.0)
+            result = await asyncio.wait_for(result, left)
+        return result
     except (asyncio.TimeoutError, TimeoutError):
         if time.monotonic() - started >= timeout:
             raise DeadlineExceeded from None
