@@ -402,3 +402,54 @@ class TestAdispatch:
         result = {"_multimodal": True, "content": [{"type": "image", "data": "..."}]}
         reg.register("mm", "ts", schema(), lambda args: result)
         assert asyncio.run(reg.adispatch("mm", {})) == result
+
+
+class RecordingHooks:
+    """Dispatch hooks that read the arguments, as an audit pack's would."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, Any]] = []
+
+    def before(self, name: str, args: dict[str, Any]) -> str | None:
+        self.seen.append(("before", args))
+        return "no rm" if args.get("cmd") == "rm" else None
+
+    def after(self, name: str, args: dict[str, Any], result: Any) -> Any:
+        self.seen.append(("after", args))
+        return result
+
+
+class TestHooksSeeParsedArguments:
+    @pytest.fixture
+    def hooked(self, reg: ToolRegistry) -> tuple[ToolRegistry, RecordingHooks]:
+        params = {"type": "object", "properties": {"cmd": {"type": "string"}}}
+        reg.register("echo", "ts", {"parameters": params}, lambda a: "ran " + a.get("cmd", "-"))
+        hooks = RecordingHooks()
+        reg.set_dispatch_hooks(hooks)
+        return reg, hooks
+
+    @pytest.mark.parametrize("is_async", [False, True])
+    def test_json_string_and_null_arguments_reach_hooks_as_dicts(self, hooked, is_async) -> None:
+        reg, hooks = hooked
+
+        def call(args: Any) -> Any:
+            return (
+                asyncio.run(reg.adispatch("echo", args)) if is_async else reg.dispatch("echo", args)
+            )
+
+        assert call('{"cmd": "ls"}') == "ran ls"
+        assert call(None) == "ran -"
+        blocked = error_of(call('{"cmd": "rm"}'))
+        assert (blocked["error"], blocked["error_type"]) == ("no rm", "blocked")
+        assert hooks.seen == [
+            ("before", {"cmd": "ls"}),
+            ("after", {"cmd": "ls"}),
+            ("before", {}),
+            ("after", {}),
+            ("before", {"cmd": "rm"}),
+        ]
+
+    def test_unparsable_json_is_invalid_arguments_before_any_hook(self, hooked) -> None:
+        reg, hooks = hooked
+        assert error_of(reg.dispatch("echo", '{"cmd": '))["error_type"] == "invalid_arguments"
+        assert hooks.seen == []

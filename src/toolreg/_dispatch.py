@@ -57,15 +57,23 @@ def _off_contract(entry: ToolEntry, result: Any) -> str | dict[str, Any]:
     )
 
 
-def _checked(plan: _Plan, args: Any) -> tuple[Any, str | None]:
-    """Parse JSON-string arguments and validate them: (args, None) or (args, tool_error)."""
-    name = plan.entry.name
+def _parsed(name: str, args: Any) -> tuple[Any, str | None]:
+    """Arguments as an object: JSON strings parsed, null as ``{}``; or a tool_error."""
     if isinstance(args, str):
         args, problem = parse_json_args(name, args)
         if problem is not None:
             return args, tool_error(problem, error_type="invalid_arguments", tool=name)
     elif args is None:
         args = {}  # "no arguments" arrives as null from some providers
+    return args, None
+
+
+def _checked(plan: _Plan, args: Any) -> tuple[Any, str | None]:
+    """Parse JSON-string arguments and validate them: (args, None) or (args, tool_error)."""
+    name = plan.entry.name
+    args, problem = _parsed(name, args)
+    if problem is not None:
+        return args, problem
     if plan.check is not None:
         problem = plan.check(args)
         if problem is not None:
@@ -248,6 +256,10 @@ class DispatchMixin:
         hooks = self._dispatch_hooks
         if hooks is None:
             return DispatchMixin.dispatch(self, name, args, **kwargs)
+        # Hooks read the arguments as the handler will: never as a JSON string.
+        args, problem = _parsed(name, args)
+        if problem is not None:
+            return problem
         blocked = hooks.before(name, args)
         if blocked is not None:
             return tool_error(blocked, error_type="blocked", tool=name)
@@ -260,6 +272,9 @@ class DispatchMixin:
         hooks = self._dispatch_hooks
         if hooks is None:
             return await DispatchMixin.adispatch(self, name, args, **kwargs)
+        args, problem = _parsed(name, args)
+        if problem is not None:
+            return problem
         # Hooks are synchronous and may block: keep them off the event loop.
         blocked = await asyncio.to_thread(hooks.before, name, args)
         if blocked is not None:
