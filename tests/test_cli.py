@@ -433,3 +433,49 @@ def test_console_script_bad_json_exits_2(tmp_path):
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert_one_line_error(proc.stderr, "got an array")
+
+
+CHATTY_PLUGIN = """\
+import os
+import subprocess
+import sys
+
+from toolreg import registry
+
+os.write(1, b"fd chatter at import\\n")
+
+
+def chatty(args):
+    os.write(1, b"fd chatter in the handler\\n")
+    subprocess.run([sys.executable, "-c", "print('a child process talking')"], check=True)
+    return '{"ok": true}'
+
+
+registry.register("chatty", "chat", {"description": "Chatty."}, chatty)
+"""
+
+
+def test_fd_level_chatter_never_reaches_stdout(tmp_path):
+    """Writes to file descriptor 1 (C code, child processes) go to stderr, like print()."""
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "chatty.py").write_text(CHATTY_PLUGIN)
+    config = tmp_path / "toolreg.toml"
+    config.write_text(f"[plugins]\npaths = [{json.dumps(str(plugins))}]\n")
+    env = {**os.environ, "TOOLREG_WORKSPACE": str(tmp_path)}
+    env.pop("TOOLREG_DISABLE_PLUGIN_AUTOLOAD", None)
+
+    def toolreg(*argv: str) -> subprocess.CompletedProcess:
+        cmd = [*console_command(), "--config", str(config), *argv]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+
+    listed = toolreg("list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert "chatty" in {tool["name"] for tool in json.loads(listed.stdout)}
+    assert "fd chatter at import" in listed.stderr
+
+    called = toolreg("call", "chatty")
+    assert called.returncode == 0, called.stderr
+    assert json.loads(called.stdout) == {"ok": True}
+    assert "fd chatter in the handler" in called.stderr
+    assert "a child process talking" in called.stderr

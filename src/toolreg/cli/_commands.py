@@ -28,7 +28,7 @@ from toolreg import (
 
 from . import _render
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
-from ._logs import quiet_loading
+from ._logs import fd1_to_stderr, quiet_loading
 from ._plugin_commands import cmd_plugins
 from ._state import state
 
@@ -47,7 +47,11 @@ def load(args: argparse.Namespace) -> None:
     except ConfigError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     state.config = config
-    with redirect_stdout(sys.stderr), quiet_loading(getattr(args, "verbose", False)):
+    with (
+        fd1_to_stderr(),
+        redirect_stdout(sys.stderr),
+        quiet_loading(getattr(args, "verbose", False)),
+    ):
         loaded = discover_builtin_tools()
         state.report = load_plugins(config)
     apply_config(config, registry)
@@ -165,8 +169,9 @@ def cmd_call(args: argparse.Namespace) -> int:
     """Dispatch one tool call; exit 1 when the tool answers with a tool_error."""
     tool_args = parse_tool_args(args.args)
     _require_tool(args.name)
-    # A handler that prints would mix its chatter into the result on stdout.
-    with redirect_stdout(sys.stderr):
+    # A handler that prints (or a child process it starts) would mix its
+    # chatter into the result on stdout.
+    with fd1_to_stderr(), redirect_stdout(sys.stderr):
         result = registry.dispatch(args.name, tool_args)
     print(result if isinstance(result, str) else _render.to_json(result))
     return EXIT_FAILURE if is_tool_error(result) else EXIT_OK

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 _FORMAT = "%(levelname)s %(name)s: %(message)s"
 
@@ -77,3 +78,22 @@ def quiet_loading(verbose: bool) -> Iterator[None]:
     finally:
         for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
+
+
+@contextmanager
+def fd1_to_stderr() -> Iterator[None]:
+    """Point fd 1 at stderr, for writes Python's redirect_stdout cannot catch (C, children)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except (OSError, ValueError, AttributeError):  # no real fds (embedded, tests)
+        yield
+        return
+    try:
+        yield
+    finally:
+        with suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

@@ -26,7 +26,7 @@ from toolreg import (
 
 from ._commands import _did_you_mean, load
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
-from ._logs import quiet_loading
+from ._logs import fd1_to_stderr, quiet_loading
 from ._state import state
 
 log = logging.getLogger("toolreg.serve")
@@ -98,7 +98,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 f"toolreg serve needs the MCP SDK ({exc}); install it: pip install 'toolreg[mcp]'"
             ) from None
         if args.transport == "stdio":
-            with _stdout_to_stderr():  # stdout is the protocol stream: nothing else may reach it
+            with fd1_to_stderr():  # stdout is the protocol stream: nothing else may reach it
                 load(args)
         else:
             load(args)
@@ -218,22 +218,3 @@ def _sighup_deferred() -> Iterator[list[bool]]:
         yield seen
     finally:
         signal.signal(signal.SIGHUP, previous)
-
-
-@contextlib.contextmanager
-def _stdout_to_stderr() -> Iterator[None]:
-    """Point fd 1 at stderr, for writes Python's redirect_stdout cannot catch (C, children)."""
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-        os.dup2(2, 1)
-    except (OSError, ValueError, AttributeError):  # no real fds (embedded, tests)
-        yield
-        return
-    try:
-        yield
-    finally:
-        with contextlib.suppress(OSError, ValueError):
-            sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
