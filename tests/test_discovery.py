@@ -164,6 +164,20 @@ def test_failure_cleared_once_module_imports(tmp_path: Path, isolated: list[str]
     assert registry.get_entry("tdisc_fixed") is not None
 
 
+def test_a_module_calling_sys_exit_is_a_failure_not_the_end(
+    tmp_path: Path, isolated: list[str]
+) -> None:
+    isolated.append("tdisc_after_exit")
+    d = tmp_path / "tools"
+    d.mkdir()
+    (d / "a_exits.py").write_text(HEADER + "import sys\nsys.exit(2)\nregistry.register('x')\n")
+    (d / "b_fine.py").write_text(register_src("tdisc_after_exit"))
+
+    assert discover_builtin_tools(d) == [synthetic_name(d, "b_fine")]
+    assert get_discovery_failures()[synthetic_name(d, "a_exits")] == "SystemExit: 2"
+    assert registry.get_entry("tdisc_after_exit") is not None
+
+
 def test_syntax_error_reported_when_it_mentions_registry(tmp_path: Path) -> None:
     d = tmp_path / "tools"
     d.mkdir()

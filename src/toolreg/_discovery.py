@@ -102,7 +102,7 @@ def discover_builtin_tools(tools_dir: Path | str | None = None) -> list[str]:
                     _import_from_file(module_name, os.path.join(directory, name))
                 else:
                     importlib.import_module(module_name)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # sys.exit() must not end the host
                 _log.warning("Could not import tool module %s: %s", module_name, exc)
                 _log.debug("Traceback for tool module %s", module_name, exc_info=True)
                 _failures[module_name] = f"{type(exc).__name__}: {exc}"
