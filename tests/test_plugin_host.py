@@ -57,6 +57,10 @@ def toolreg_post_tool_call(name, args, result):
 def toolreg_transform_tool_result(name, args, result):
     if args.get("mode") == "transform":
         return result.upper()
+    if args.get("mode") == "transform-dict":
+        return {{"not": "multimodal"}}
+    if args.get("mode") == "transform-multimodal":
+        return {{"_multimodal": True, "content": [{{"type": "text", "text": result}}]}}
     return None
 """
 
@@ -120,6 +124,14 @@ def test_post_hook_sees_the_result_and_transform_replaces_it(hooked):
     assert reg.dispatch("echo", {"x": "hi"}) == "echo:hi"
     assert ("post", "echo", "echo:hi") in module.CALLS
     assert reg.dispatch("echo", {"x": "hi", "mode": "transform"}) == "ECHO:HI"
+
+
+def test_transform_may_return_a_multimodal_dict_but_no_other_dict(hooked):
+    reg, _, _ = hooked
+    multimodal = reg.dispatch("echo", {"x": "hi", "mode": "transform-multimodal"})
+    assert multimodal == {"_multimodal": True, "content": [{"type": "text", "text": "echo:hi"}]}
+    blocked = json.loads(reg.dispatch("echo", {"x": "hi", "mode": "transform-dict"}))
+    assert blocked["error_type"] == "blocked" and "hook-pack" in blocked["error"]
 
 
 @pytest.mark.parametrize(
