@@ -135,6 +135,23 @@ def test_name_limits_accept_the_allowed_alphabet(reg):
     assert reg.register(name, "alpha", {}, ok) is not None
 
 
+@pytest.mark.parametrize("limit", ["100", -1, 2.5, True])
+def test_bad_max_result_size_chars_raises_naming_the_tool(reg, limit):
+    with pytest.raises(ValueError, match="'t'.*max_result_size_chars"):
+        reg.register("t", "alpha", {}, ok, max_result_size_chars=limit)
+    bad = ToolEntry(name="t", toolset="alpha", schema={}, handler=ok, max_result_size_chars=limit)
+    with pytest.raises(ValueError, match="'t'.*max_result_size_chars"):
+        reg.replace_toolset("alpha", [bad])
+    assert reg.get_entry("t") is None and reg.generation == 0
+
+
+def test_max_result_size_chars_zero_and_positive_are_accepted(reg):
+    reg.register("t", "alpha", {}, ok, max_result_size_chars=0)
+    assert reg.dispatch("t", {}) == "\n…[truncated 2 of 2 characters]"
+    reg.register("t", "alpha", {}, ok, max_result_size_chars=1)
+    assert reg.dispatch("t", {}).startswith("o\n…[truncated 1 of 2")
+
+
 def test_non_callable_handler_and_empty_toolset_raise(reg):
     with pytest.raises(ValueError, match="handler must be callable"):
         reg.register("t", "alpha", {}, "not callable")

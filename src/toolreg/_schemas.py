@@ -46,6 +46,14 @@ def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> No
         raise ValueError(f"Tool {name!r}: schema is not JSON-serialisable: {exc}") from None
 
 
+def check_result_limit(name: str, limit: Any) -> None:
+    """``max_result_size_chars`` is None or a whole number of characters, 0 or more."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ValueError(
+            f"Tool {name!r}: max_result_size_chars must be None or an int >= 0, got {limit!r}"
+        )
+
+
 def check_parameters(name: str, parameters: Any) -> None:
     """``parameters`` must be a JSON-Schema object schema."""
     if not isinstance(parameters, dict):

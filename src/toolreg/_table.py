@@ -23,7 +23,7 @@ from ._ownership import (
     caller_origins,
 )
 from ._policy_seam import PolicySeamMixin
-from ._schemas import check_registration
+from ._schemas import check_registration, check_result_limit
 
 logger = logging.getLogger("toolreg.registry")
 
@@ -137,6 +137,7 @@ class ToolTable(PolicySeamMixin):
         a plugin override the operator has not allowed.
         """
         check_registration(name, toolset, schema, handler)
+        check_result_limit(name, max_result_size_chars)
         options = make_options(name, validate, timeout)
         entry = ToolEntry(
             name=name,
@@ -222,6 +223,7 @@ class ToolTable(PolicySeamMixin):
         seen: set[str] = set()
         for entry in entries:
             check_registration(entry.name, entry.toolset, entry.schema, entry.handler)
+            check_result_limit(entry.name, entry.max_result_size_chars)
             if entry.toolset != toolset:
                 raise ValueError(
                     f"Tool {entry.name!r}: entry toolset {entry.toolset!r} is not {toolset!r}"
