@@ -12,9 +12,6 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import InvalidVersion, Version
-
 from ._config import Config
 from ._config import plugin_id as canonical_id
 
@@ -58,8 +55,10 @@ def check_compatible(
     """The pack's own ``Requires-Dist: toolreg...`` and the operator's version pin."""
     if requires_toolreg:
         try:
+            from packaging.requirements import Requirement
+
             requirement = Requirement(requires_toolreg)
-        except InvalidRequirement as exc:
+        except ValueError as exc:  # packaging's InvalidRequirement
             return Verdict("incompatible", f"unreadable requirement {requires_toolreg!r}: {exc}")
         applies = requirement.marker is None or requirement.marker.evaluate({"extra": ""})
         if applies and not requirement.specifier.contains(toolreg_version, prereleases=True):
@@ -71,8 +70,10 @@ def check_compatible(
     pin = config.plugins.entry(plugin_id).version
     if pin is not None:
         try:
+            from packaging.version import Version
+
             inside = pin.contains(Version(version), prereleases=True)
-        except InvalidVersion:
+        except ValueError:  # packaging's InvalidVersion
             inside = False
         if not inside:
             return Verdict(

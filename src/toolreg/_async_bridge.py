@@ -8,10 +8,12 @@ handlers keep loop-bound resources (clients, sessions) across calls.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -22,6 +24,8 @@ _lock = threading.Lock()
 
 def _background_loop() -> asyncio.AbstractEventLoop:
     global _loop, _thread
+    import asyncio  # deferred: a registry without async tools never loads it
+
     with _lock:
         if _loop is None or not _thread or not _thread.is_alive():
             loop = asyncio.new_event_loop()
@@ -43,6 +47,8 @@ async def _contained(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def _run_in_fresh_thread(coro: Coroutine[Any, Any, T]) -> T:
+    import asyncio
+
     box: dict[str, Any] = {}
 
     def run() -> None:
@@ -61,6 +67,8 @@ def _run_in_fresh_thread(coro: Coroutine[Any, Any, T]) -> T:
 
 def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion and return its result (or raise its exception)."""
+    import asyncio  # deferred: only a registry with async tools pays for it
+
     try:
         if asyncio._get_running_loop() is not None:
             # Called synchronously from async code (a handler dispatching

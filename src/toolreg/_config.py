@@ -13,13 +13,13 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
+from typing import TYPE_CHECKING, Any
 
 from ._config_mcp import McpConfig, McpServerConfig, parse_mcp
 from ._config_reader import ConfigError, Reader, kind_of
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -87,6 +87,10 @@ def plugin_id(name: str) -> str:
     name = name.strip()
     if name.startswith(LOCAL_PREFIX):
         return name
+    # packaging.utils pulls in packaging.tags (~20 ms): only pay for it when
+    # there is a name to canonicalise.
+    from packaging.utils import canonicalize_name
+
     return canonicalize_name(name)
 
 
@@ -201,6 +205,8 @@ def _entry(reader: Reader, data: dict[str, Any], key: str) -> PluginEntryConfig:
     specifier = None
     if version is not None:
         try:
+            from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
             specifier = SpecifierSet(version)
         except InvalidSpecifier:
             raise ConfigError(

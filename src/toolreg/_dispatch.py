@@ -8,7 +8,6 @@ dict read, a call and a length check.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 from collections.abc import Iterable
@@ -221,6 +220,8 @@ class DispatchMixin:
             elif entry.is_async:
                 result = await entry.handler(args, **kwargs)
             else:
+                import asyncio  # deferred: hosts that never go async never pay for it
+
                 result = await asyncio.to_thread(entry.handler, args, **kwargs)
             if inspect.iscoroutine(result):
                 result = await result
@@ -276,6 +277,8 @@ class DispatchMixin:
         if problem is not None:
             return problem
         # Hooks are synchronous and may block: keep them off the event loop.
+        import asyncio
+
         blocked = await asyncio.to_thread(hooks.before, name, args)
         if blocked is not None:
             return tool_error(blocked, error_type="blocked", tool=name)

@@ -8,7 +8,6 @@ An async handler is cancelled properly with ``asyncio.wait_for``.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import inspect
 import threading
@@ -56,6 +55,8 @@ def call_with_deadline(entry: ToolEntry, args: Any, kwargs: dict[str, Any], time
 
 
 def _run_async(coro: Any, started: float, timeout: float) -> Any:
+    import asyncio  # deferred, like every asyncio use on the sync path
+
     left = max(timeout - (time.monotonic() - started), 0.0)
     try:
         return run_coroutine(asyncio.wait_for(coro, left))
@@ -70,6 +71,8 @@ async def await_with_deadline(
     entry: ToolEntry, args: Any, kwargs: dict[str, Any], timeout: float
 ) -> Any:
     """The async twin: sync handlers go to a worker thread."""
+    import asyncio
+
     if entry.is_async:
         call = entry.handler(args, **kwargs)
     else:
