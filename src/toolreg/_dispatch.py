@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from ._async_bridge import run_coroutine
@@ -145,7 +145,7 @@ class DispatchMixin:
     """``dispatch`` and ``adispatch`` over a table's published ``_tools`` dict."""
 
     _tools: dict[str, ToolEntry]
-    _options: dict[str, ToolOptions]
+    get_options: Callable[[str], ToolOptions | None]
 
     def _init_dispatch(self) -> None:
         self._dispatch_hooks: DispatchHooks | None = None
@@ -159,7 +159,7 @@ class DispatchMixin:
         entry = self._tools.get(name)
         if entry is None:
             return None
-        options = self._options.get(name, DEFAULT_OPTIONS)
+        options = self.get_options(name) or DEFAULT_OPTIONS
         check = compile_checker(entry) if options.validate and self._validation else None
         plan = _Plan(entry, check, options.timeout)
         self._plans[name] = plan

@@ -28,7 +28,9 @@ from ._schemas import check_registration, check_result_limit
 logger = logging.getLogger("toolreg.registry")
 
 
-#: What the table keeps per name: the entry, who owns it, how to dispatch it.
+#: Besides the entry, what the table keeps per name: who owns it, how to dispatch it.
+Meta = tuple[Owner, ToolOptions]
+#: A write's unit: the entry with its meta.
 Slot = tuple[ToolEntry, Owner, ToolOptions]
 
 
@@ -38,16 +40,17 @@ class ToolTable(PolicySeamMixin):
     def __init__(self, *, decision_log_size: int = 1000) -> None:
         self._lock = threading.RLock()
         self._tools: dict[str, ToolEntry] = {}
-        self._owners: dict[str, Owner] = {}
+        # Kept beside _tools rather than in it: _tools stays a plain name ->
+        # entry dict, so get_entry can be that dict's own ``get``.
+        self._meta: dict[str, Meta] = {}
         self._toolsets: dict[str, frozenset[str]] = {}
         self._aliases: dict[str, str] = {}
         self._generation = 0
         self._policies = PolicyBook()
         self._log = DecisionLog(decision_log_size)
-        # name -> [(displaced entry, its owner, label of who displaced it)], so
-        # unloading a plugin can put back what it overrode.
-        self._shadowed: dict[str, list[tuple[ToolEntry, Owner, ToolOptions, str]]] = {}
-        self._options: dict[str, ToolOptions] = {}
+        # name -> [(displaced slot, label of who displaced it)], so unloading a
+        # plugin can put back what it overrode.
+        self._shadowed: dict[str, list[tuple[Slot, str]]] = {}
 
     # -- reads: lock-free -------------------------------------------------
 
@@ -66,12 +69,13 @@ class ToolTable(PolicySeamMixin):
 
     def get_owner(self, name: str) -> str | None:
         """``builtin``, ``host``, a plugin id or ``mcp:<server>``; None if unknown."""
-        owner = self._owners.get(name)
-        return owner.label if owner is not None else None
+        meta = self._meta.get(name)
+        return meta[0].label if meta is not None else None
 
     def get_options(self, name: str) -> ToolOptions | None:
         """Dispatch settings (validation, timeout) of a tool; None if unknown."""
-        return self._options.get(name)
+        meta = self._meta.get(name)
+        return meta[1] if meta is not None else None
 
     def get_all_tool_names(self) -> list[str]:
         return sorted(self._tools)
@@ -165,7 +169,7 @@ class ToolTable(PolicySeamMixin):
     ) -> Action | None:
         """Apply the conflict rules; None means rejected (logged and recorded)."""
         existing = self._tools.get(entry.name)
-        previous = self._owners.get(entry.name)
+        previous = self._owner_of(entry.name)
         verdict = judge(entry, owner, plugins, override, existing, previous)
         if verdict.action is None:
             kind = "REFUSED" if verdict.refuse else "REJECTED"
@@ -194,7 +198,7 @@ class ToolTable(PolicySeamMixin):
             entry = self._tools.get(name)
             if entry is None:
                 return False
-            owner = self._owners[name]
+            owner = self._meta[name][0]
             if not is_mcp(entry.toolset) and self._policies:
                 for policy in self._policies.involved(caller_origins(2)):
                     if policy is not owner.policy and not policy.allowed:
@@ -253,27 +257,27 @@ class ToolTable(PolicySeamMixin):
         still the current one: if someone replaced it since, that one stays.
         """
         with self._lock:
-            owned = sorted(name for name, owner in self._owners.items() if owner.label == label)
+            owned = sorted(name for name, meta in self._meta.items() if meta[0].label == label)
             restored: dict[str, Slot] = {}
             for name in list(self._shadowed):
                 records = self._shadowed[name]
-                mine = [record for record in records if record[3] == label]
+                mine = [slot for slot, by in records if by == label]
                 # The earliest record it made holds what stood before it.
-                below = mine[0][:3] if mine else None
+                below = mine[0] if mine else None
                 if below is not None and name in owned:
                     restored[name] = below
-                kept: list[tuple[ToolEntry, Owner, ToolOptions, str]] = []
-                for record in records:
-                    if record[3] == label:
+                kept: list[tuple[Slot, str]] = []
+                for slot, by in records:
+                    if by == label:
                         continue
-                    if record[1].label == label:
+                    if slot[1].label == label:
                         # Its entry, displaced by a later overrider: when that one
                         # goes, what this owner displaced comes back, never this
                         # owner's own (soon stale) entry.
                         if below is not None and name not in owned:
-                            kept.append((*below, record[3]))
+                            kept.append((below, by))
                         continue
-                    kept.append(record)
+                    kept.append((slot, by))
                 if kept:
                     self._shadowed[name] = kept
                 else:
@@ -307,7 +311,7 @@ class ToolTable(PolicySeamMixin):
         with self._lock:
             name = entry.name
             self._record(
-                "rejected", entry, owner, reason, self._tools.get(name), self._owners.get(name)
+                "rejected", entry, owner, reason, self._tools.get(name), self._owner_of(name)
             )
 
     # -- internals ------------------------------------------------------------
@@ -320,38 +324,30 @@ class ToolTable(PolicySeamMixin):
     ) -> None:
         """Build new dicts and swap them in; caller holds the lock."""
         removed = tuple(removed)
-        changed = set(removed) | added.keys()
         tools = dict(self._tools)
-        owners = dict(self._owners)
-        options = dict(self._options)
+        meta = dict(self._meta)
         decisions: list[tuple[Action, ToolEntry, Owner, ToolEntry | None, Owner | None]] = []
-        for name in removed:
-            old = tools.pop(name)
-            options.pop(name, None)
-            decisions.append(("deregistered", old, owners.pop(name), None, None))
-        for name, (entry, owner, tool_options) in added.items():
-            old, old_owner = tools.get(name), owners.get(name)
-            old_options = options.get(name, DEFAULT_OPTIONS)
-            tools[name] = entry
-            owners[name] = owner
-            options[name] = tool_options
-            verb = action or ("registered" if old is None else "replaced")
-            if verb == "overridden" and old is not None and old_owner is not None:
-                record = (old, old_owner, old_options, owner.label)
-                self._shadowed.setdefault(name, []).append(record)
-            decisions.append((verb, entry, owner, old, old_owner))
-        # Rebuild only the touched toolsets, with one set operation each, so a
-        # bulk write stays linear and a single write costs one set copy.
+        # Names leaving and joining each toolset, so only touched toolsets are
+        # rebuilt, with one set operation each: a bulk write stays linear.
         gone: dict[str, set[str]] = {}
         came: dict[str, set[str]] = {}
-        for _, entry, _, old, _ in decisions:
-            if old is not None:
-                gone.setdefault(old.toolset, set()).add(entry.name)
-            elif entry.name not in tools:  # a removal: ``entry`` is what left
-                gone.setdefault(entry.toolset, set()).add(entry.name)
-            current = tools.get(entry.name)
-            if current is not None:
-                came.setdefault(current.toolset, set()).add(entry.name)
+        for name in removed:
+            old = tools.pop(name)
+            old_owner, _ = meta.pop(name)
+            gone.setdefault(old.toolset, set()).add(name)
+            decisions.append(("deregistered", old, old_owner, None, None))
+        for name, (entry, owner, options) in added.items():
+            old = tools.get(name)
+            old_meta = meta.get(name)
+            tools[name] = entry
+            meta[name] = (owner, options)
+            verb = action or ("registered" if old is None else "replaced")
+            if old is not None and old_meta is not None:
+                gone.setdefault(old.toolset, set()).add(name)
+                if verb == "overridden":
+                    self._shadowed.setdefault(name, []).append(((old, *old_meta), owner.label))
+            came.setdefault(entry.toolset, set()).add(name)
+            decisions.append((verb, entry, owner, old, old_meta[0] if old_meta else None))
         toolsets = dict(self._toolsets)
         for toolset in gone.keys() | came.keys():
             names = (toolsets.get(toolset, frozenset()) - gone.get(toolset, set())) | came.get(
@@ -362,16 +358,19 @@ class ToolTable(PolicySeamMixin):
             else:
                 toolsets.pop(toolset, None)
         self._toolsets = toolsets
-        self._owners = owners
-        self._options = options
+        self._meta = meta
         self._tools = tools
         # get_entry becomes the published dict's own ``get``: the dispatch hot
         # path's lookup is then a C call, with no Python frame in between.
         self.get_entry = tools.get  # type: ignore[method-assign]
         self._generation += 1
-        self._after_publish(changed)
+        self._after_publish(set(removed) | added.keys())
         for verb, entry, owner, old, old_owner in decisions:
             self._record(verb, entry, owner, "", old, old_owner)
+
+    def _owner_of(self, name: str) -> Owner | None:
+        meta = self._meta.get(name)
+        return meta[0] if meta is not None else None
 
     def _after_publish(self, names: Iterable[str]) -> None:
         """Called under the lock once ``names`` changed; caches above the table hook in."""
