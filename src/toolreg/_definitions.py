@@ -80,6 +80,16 @@ def _dynamic_definition(entry: ToolEntry, formatter: Formatter) -> dict[str, Any
     return copy.deepcopy(formatter(entry.name, description, parameters_of(merged)))
 
 
+def _thaw(memo: _Memo, format: str) -> list[dict[str, Any]]:
+    """A private deep copy of the memoised list, with dynamic tools merged afresh."""
+    definitions = marshal.loads(memo.blob)
+    if memo.dynamic:
+        formatter = get_formatter(format)
+        for index, entry in memo.dynamic:
+            definitions[index] = _dynamic_definition(entry, formatter)
+    return definitions
+
+
 class DefinitionsMixin:
     """``get_definitions`` and friends, for a table that has availability."""
 
@@ -106,13 +116,7 @@ class DefinitionsMixin:
 
         Each call returns fresh copies: mutate them freely.
         """
-        memo = self._memo_for(tool_names, format)
-        definitions = marshal.loads(memo.blob)
-        if memo.dynamic:
-            formatter = get_formatter(format)
-            for index, entry in memo.dynamic:
-                definitions[index] = _dynamic_definition(entry, formatter)
-        return definitions
+        return _thaw(self._memo_for(tool_names, format), format)
 
     def get_definitions_json(
         self, tool_names: Iterable[str] | None = None, *, format: str = "openai"
@@ -120,7 +124,7 @@ class DefinitionsMixin:
         """``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic."""
         memo = self._memo_for(tool_names, format)
         if memo.dynamic:
-            return json.dumps(self.get_definitions(tool_names, format=format), ensure_ascii=False)
+            return json.dumps(_thaw(memo, format), ensure_ascii=False)
         if memo.json is None:
             memo.json = json.dumps(marshal.loads(memo.blob), ensure_ascii=False)
         return memo.json
@@ -161,11 +165,11 @@ class DefinitionsMixin:
                 continue
             try:
                 definition = _static_definition(entry, formatter)
-                blob = marshal.dumps(definition)  # proves it can be frozen
+                marshal.dumps(definition)  # proves it can be frozen with the rest
             except Exception as exc:  # one bad tool never breaks the list
                 logger.error("Skipping tool %s in definitions: %s", entry.name, exc)
                 continue
             if entry.dynamic_schema_overrides is not None:
                 dynamic.append((len(definitions), entry))
-            definitions.append(marshal.loads(blob))
+            definitions.append(definition)
         return _Memo(gated, verdicts, marshal.dumps(definitions), tuple(dynamic))
