@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._gemini_schema import to_gemini_schema
+from ._schemas import TOOL_NAME_RE
 
 Formatter = Callable[[str, str, dict[str, Any]], dict[str, Any]]
 
@@ -26,17 +27,15 @@ Formatter = Callable[[str, str, dict[str, Any]], dict[str, Any]]
 # "$" also matches before a trailing newline.
 _NameRule = tuple[re.Pattern[str], str]
 
-# Chat Completions and Responses share one function-calling backend and one rule:
-# "a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64".
+# OpenAI and Anthropic state the same rule. OpenAI's Chat Completions and Responses
+# share one function-calling backend: "a-z, A-Z, 0-9, or contain underscores and
+# dashes, with a maximum length of 64"; Anthropic's tool-use guide: "Must match the
+# regex ^[a-zA-Z0-9_-]{1,64}$".
 _OPENAI_NAME: _NameRule = (
     re.compile(r"[A-Za-z0-9_-]{1,64}"),
     "1-64 characters of letters, digits, '_' and '-'",
 )
-# Anthropic's tool-use guide: "Must match the regex ^[a-zA-Z0-9_-]{1,64}$".
-_ANTHROPIC_NAME: _NameRule = (
-    re.compile(r"[A-Za-z0-9_-]{1,64}"),
-    "1-64 characters of letters, digits, '_' and '-'",
-)
+_ANTHROPIC_NAME = _OPENAI_NAME
 # Gemini: "Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or
 # contain underscores, dots and dashes, with a maximum length of 64." (Newer pages
 # also allow ':', which registry names never contain.)
@@ -44,9 +43,10 @@ _GEMINI_NAME: _NameRule = (
     re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}"),
     "1-64 characters of letters, digits, '_', '.' and '-', starting with a letter or '_'",
 )
-# MCP 2025-11-25, "Tool names": 1-128 of A-Z a-z 0-9 _ - . (the registry's own rule).
+# MCP 2025-11-25, "Tool names": 1-128 of A-Z a-z 0-9 _ - ., the registry's own rule,
+# so its own pattern (whose "^...$" fullmatch makes harmless).
 _MCP_NAME: _NameRule = (
-    re.compile(r"[A-Za-z0-9_.-]{1,128}"),
+    TOOL_NAME_RE,
     "1-128 characters of letters, digits, '_', '.' and '-'",
 )
 
