@@ -51,45 +51,42 @@ _MCP_NAME: _NameRule = (
 )
 
 
-def _check_name(name: str, rule: _NameRule, provider: str) -> None:
+def _check(name: str, parameters: dict[str, Any], rule: _NameRule, provider: str) -> None:
+    """Raise ValueError, naming the tool, unless ``provider`` takes the name and
+    ``parameters`` is an object schema (every provider wants one)."""
     pattern, text = rule
     if not isinstance(name, str) or not pattern.fullmatch(name):
         raise ValueError(f"Tool {name!r} cannot be defined for {provider}: names must be {text}")
-
-
-def _check_object(name: str, parameters: dict[str, Any]) -> None:
-    """Every provider wants the parameters as an object schema."""
     if not isinstance(parameters, dict) or parameters.get("type") != "object":
         raise ValueError(f'Tool {name!r}: parameters must be a JSON-Schema with "type": "object"')
 
 
-def _object_schema(name: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    """A private copy of ``parameters``, checked to be an object schema."""
-    _check_object(name, parameters)
+def _object_schema(parameters: dict[str, Any]) -> dict[str, Any]:
+    """A private copy of the checked ``parameters``, with ``properties`` always present."""
     schema = copy.deepcopy(parameters)
     schema.setdefault("properties", {})
     return schema
 
 
 def _openai(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    _check_name(name, _OPENAI_NAME, "OpenAI")
+    _check(name, parameters, _OPENAI_NAME, "OpenAI")
     return {
         "type": "function",
         "function": {
             "name": name,
             "description": description,
-            "parameters": _object_schema(name, parameters),
+            "parameters": _object_schema(parameters),
         },
     }
 
 
 def _openai_responses(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    _check_name(name, _OPENAI_NAME, "OpenAI")
+    _check(name, parameters, _OPENAI_NAME, "OpenAI")
     return {
         "type": "function",
         "name": name,
         "description": description,
-        "parameters": _object_schema(name, parameters),
+        "parameters": _object_schema(parameters),
         # The Responses API defaults strict to true, and strict mode rejects any
         # schema without additionalProperties: false and every property required,
         # which ordinary tool schemas are not. Opting out keeps them accepted.
@@ -98,17 +95,16 @@ def _openai_responses(name: str, description: str, parameters: dict[str, Any]) -
 
 
 def _anthropic(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    _check_name(name, _ANTHROPIC_NAME, "Anthropic")
+    _check(name, parameters, _ANTHROPIC_NAME, "Anthropic")
     return {
         "name": name,
         "description": description,
-        "input_schema": _object_schema(name, parameters),
+        "input_schema": _object_schema(parameters),
     }
 
 
 def _gemini(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    _check_name(name, _GEMINI_NAME, "Gemini")
-    _check_object(name, parameters)
+    _check(name, parameters, _GEMINI_NAME, "Gemini")
     schema = to_gemini_schema(parameters)  # builds new dicts and lists throughout
     declaration: dict[str, Any] = {"name": name, "description": description}
     # A function without parameters leaves them unset: an object schema with no
@@ -119,11 +115,11 @@ def _gemini(name: str, description: str, parameters: dict[str, Any]) -> dict[str
 
 
 def _mcp(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    _check_name(name, _MCP_NAME, "MCP")
+    _check(name, parameters, _MCP_NAME, "MCP")
     return {
         "name": name,
         "description": description,
-        "inputSchema": _object_schema(name, parameters),
+        "inputSchema": _object_schema(parameters),
     }
 
 
