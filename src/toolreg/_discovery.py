@@ -19,6 +19,7 @@ import logging
 import os
 import sys
 import threading
+import types
 from typing import TYPE_CHECKING
 
 from . import _scan_cache
@@ -175,10 +176,10 @@ def _synthetic_package(directory: str) -> str:
     return name
 
 
-def _import_from_file(module_name: str, path: str) -> None:
+def _import_from_file(module_name: str, path: str) -> types.ModuleType:
     """Import ``path`` as ``module_name`` with import semantics (no re-execution)."""
     if module_name in sys.modules:
-        return
+        return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
@@ -192,6 +193,7 @@ def _import_from_file(module_name: str, path: str) -> None:
         raise
     parent, _, child = module_name.rpartition(".")
     setattr(sys.modules[parent], child, module)
+    return module
 
 
 def _file_registers_tools(path: str) -> bool:

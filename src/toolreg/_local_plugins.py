@@ -8,7 +8,6 @@ the same policy gate as an installed pack.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import _scan_cache
-from ._discovery import _file_registers_tools
+from ._discovery import _file_registers_tools, _import_from_file
 
 if TYPE_CHECKING:
     import ast
@@ -109,14 +108,4 @@ def import_local(plugin: LocalPlugin) -> types.ModuleType:
         package = types.ModuleType(LOCAL_PACKAGE, "Local folder plugins loaded by toolreg.")
         package.__path__ = []
         sys.modules[LOCAL_PACKAGE] = package
-    spec = importlib.util.spec_from_file_location(plugin.namespace, plugin.path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {plugin.path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[plugin.namespace] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(plugin.namespace, None)
-        raise
-    return module
+    return _import_from_file(plugin.namespace, str(plugin.path))
