@@ -26,7 +26,7 @@ from typing import Any
 import docstring_parser
 
 from ._schema_metadata import apply_metadata
-from ._tool_args import Convert, converter
+from ._tool_args import Convert, Converters
 from ._tool_json import to_jsonable
 from ._type_kinds import UnsupportedType, is_field_info, type_name
 from ._type_schema import SchemaBuilder
@@ -83,6 +83,7 @@ def function_schema(
     param_docs = {p.arg_name: p.description for p in doc.params if p.description}
 
     builder = SchemaBuilder()
+    converters = Converters()
     properties: dict[str, Any] = {}
     required: list[str] = []
     params: list[Param] = []
@@ -98,7 +99,7 @@ def function_schema(
         annotation = hints.get(param.name, param.annotation)
         try:
             prop = builder.schema(annotation)
-            convert = converter(annotation)
+            convert = converters.build(annotation)
         except UnsupportedType as exc:
             raise TypeError(_unsupported(tool, param.name, annotation, exc.culprit)) from None
         default, fill = _default(param)

@@ -79,11 +79,6 @@ def describe(value: Any) -> str:
 # -- converters -------------------------------------------------------------------------------
 
 
-def converter(tp: Any) -> Convert:
-    """The converter for annotation ``tp``; raises UnsupportedType."""
-    return _Converters().build(tp)
-
-
 def _identity(value: Any, path: str) -> Any:
     return value
 
@@ -241,13 +236,15 @@ def _validator(validate: Callable[[Any], Any], what: str) -> Convert:
     return convert
 
 
-class _Converters:
-    """Builds converters; named types are built once, so recursive ones work."""
+class Converters:
+    """Builds the converters of one function's parameters. A TypedDict or dataclass
+    is built once for all of them, so recursive ones work too."""
 
     def __init__(self) -> None:
         self._named: dict[type, Convert] = {}
 
     def build(self, tp: Any) -> Convert:
+        """The converter for annotation ``tp``; raises UnsupportedType."""
         if needs_pydantic(tp):
             from pydantic import TypeAdapter  # the type is pydantic's, so it is installed
 
@@ -302,8 +299,9 @@ class _Converters:
         return convert
 
     def _dataclass(self, cls: type) -> Convert:
-        fields = {f.name: self.build(hint) for f, hint in init_fields(cls)}
-        required = [f.name for f, _ in init_fields(cls) if not has_default(f)]
+        init = init_fields(cls)
+        fields = {f.name: self.build(hint) for f, hint in init}
+        required = [f.name for f, _ in init if not has_default(f)]
 
         def convert(value: Any, path: str) -> Any:
             if isinstance(value, cls):
