@@ -8,9 +8,7 @@ it through unchecked.
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._results import describe_exception, is_multimodal, tool_error
+from ._timeouts import DeadlineExceeded, run_with_deadline
 
 logger = logging.getLogger("toolreg.hooks")
 
@@ -74,8 +73,6 @@ class HookRunner:
         self.transform = tuple(transform)
         self.timeout = timeout
         self.failures: deque[HookFailure] = deque(maxlen=200)
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
 
     def __bool__(self) -> bool:
         return bool(self.pre or self.post or self.transform)
@@ -133,19 +130,10 @@ class HookRunner:
     def _run(self, impl: HookImpl, kwargs: Mapping[str, Any]) -> Any:
         if not self.timeout:
             return impl.call(kwargs)
-        future = self._executor().submit(impl.call, kwargs)
         try:
-            return future.result(timeout=self.timeout)
-        except concurrent.futures.TimeoutError:
+            return run_with_deadline(self.timeout, impl.call, kwargs)
+        except DeadlineExceeded:
             raise HookTimeout(f"did not finish within {self.timeout:g}s") from None
-
-    def _executor(self) -> concurrent.futures.ThreadPoolExecutor:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=8, thread_name_prefix="toolreg-hook"
-                )
-            return self._pool
 
     def _failed(self, impl: HookImpl, hook: str, tool: str, exc: Exception) -> str:
         error = describe_exception(exc)
@@ -159,12 +147,6 @@ class HookRunner:
             exc_info=logger.isEnabledFor(logging.DEBUG),
         )
         return f"Call to {tool} blocked: hook {hook} of plugin {impl.plugin_id} failed ({error})"
-
-    def shutdown(self) -> None:
-        with self._pool_lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = None
 
 
 def _block_message(verdict: Any) -> str | None:

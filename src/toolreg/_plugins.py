@@ -19,6 +19,7 @@ import traceback
 import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import pluggy
@@ -102,7 +103,9 @@ class PluginHost:
         with self._lock:
             report = PluginReport()
             claimed = {ns: pid for pid, a in self.active.items() for ns in a.namespaces}
-            for record in sorted(packs if packs is not None else find_packs(), key=_pack_key):
+            for record in sorted(
+                packs if packs is not None else find_packs(), key=attrgetter("plugin_id")
+            ):
                 report.plugins.append(self._load_pack(record, claimed))
             for plugin in find_local_plugins(self.config.plugins.paths):
                 report.plugins.append(self._load_local(plugin))
@@ -277,16 +280,9 @@ class PluginHost:
                 HookImpl(names.get(id(impl.plugin), "?"), impl.function, tuple(impl.argnames))
                 for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls())
             ]
-        old = self.hooks
         runner = HookRunner(*impls.values(), timeout=self.config.plugins.hook_timeout)
         self.hooks = runner if runner else None
         self.registry.set_dispatch_hooks(self.hooks)
-        if old is not None:
-            old.shutdown()
-
-
-def _pack_key(record: PackRecord) -> str:
-    return record.plugin_id
 
 
 _hosts: weakref.WeakKeyDictionary[ToolRegistry, PluginHost] = weakref.WeakKeyDictionary()

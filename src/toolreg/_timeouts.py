@@ -12,6 +12,7 @@ import concurrent.futures
 import inspect
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ._async_bridge import run_coroutine
@@ -30,9 +31,20 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
     with _pool_lock:
         if _pool is None:
             _pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=32, thread_name_prefix="toolreg-tool"
+                max_workers=32, thread_name_prefix="toolreg-worker"
             )
         return _pool
+
+
+def run_with_deadline(timeout: float, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run ``fn`` in the shared worker pool; raise DeadlineExceeded past ``timeout``."""
+    future = _executor().submit(fn, *args, **kwargs)
+    try:
+        return future.result(timeout)
+    except concurrent.futures.TimeoutError:
+        if future.done():
+            raise  # fn's own TimeoutError, re-raised by result()
+        raise DeadlineExceeded from None
 
 
 def call_with_deadline(entry: ToolEntry, args: Any, kwargs: dict[str, Any], timeout: float) -> Any:
@@ -40,13 +52,7 @@ def call_with_deadline(entry: ToolEntry, args: Any, kwargs: dict[str, Any], time
     started = time.monotonic()
     if entry.is_async:
         return _run_async(entry.handler(args, **kwargs), started, timeout)
-    future = _executor().submit(entry.handler, args, **kwargs)
-    try:
-        result = future.result(timeout)
-    except concurrent.futures.TimeoutError:
-        if future.done():
-            raise  # the handler's own TimeoutError, re-raised by result()
-        raise DeadlineExceeded from None
+    result = run_with_deadline(timeout, entry.handler, args, **kwargs)
     if inspect.iscoroutine(result):
         # An ``async def`` handler registered without is_async=True: its
         # coroutine gets what is left of the deadline.
