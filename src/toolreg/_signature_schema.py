@@ -85,7 +85,6 @@ def function_schema(
     builder = SchemaBuilder()
     converters = Converters()
     properties: dict[str, Any] = {}
-    required: list[str] = []
     params: list[Param] = []
     for index, param in enumerate(signature.parameters.values()):
         if index == 0 and param.name in _SKIPPED_FIRST and not inspect.ismethod(func):
@@ -111,8 +110,6 @@ def function_schema(
             # pydantic, too, leaves out a default with no JSON form.
             with contextlib.suppress(TypeError, ValueError):
                 prop["default"] = to_jsonable(default)
-        elif fill is None:
-            required.append(param.name)
         properties[param.name] = prop
         params.append(
             Param(
@@ -128,7 +125,7 @@ def function_schema(
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": properties,
-        "required": required,
+        "required": [p.name for p in params if p.required],
         "additionalProperties": False,
     }
     if defs:
