@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,6 +59,16 @@ class ToolsetsConfig:
     enabled: tuple[str, ...] | None = None
     disabled: tuple[str, ...] = ()
     aliases: Mapping[str, str] = field(default_factory=dict)
+
+    def allows(self, toolset: str, resolve: Callable[[str], str] = str) -> bool:
+        """Whether the enabled/disabled lists keep ``toolset``.
+
+        ``resolve`` turns a name written in the lists (maybe an alias) into the
+        toolset it means.
+        """
+        if self.enabled is not None and toolset not in {resolve(n) for n in self.enabled}:
+            return False
+        return toolset not in {resolve(n) for n in self.disabled}
 
 
 @dataclass(frozen=True)

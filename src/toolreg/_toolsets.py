@@ -10,14 +10,6 @@ from ._registry import ToolRegistry
 logger = logging.getLogger("toolreg.toolsets")
 
 
-def toolset_allowed(config: Config, toolset: str) -> bool:
-    """Whether the enabled/disabled lists keep ``toolset`` (the caller resolves aliases)."""
-    enabled = config.toolsets.enabled
-    if enabled is not None and toolset not in enabled:
-        return False
-    return toolset not in config.toolsets.disabled
-
-
 def apply_toolset_config(config: Config, registry: ToolRegistry) -> list[str]:
     """Register the config's aliases, then remove the tools of toolsets it turns off.
 
@@ -29,20 +21,9 @@ def apply_toolset_config(config: Config, registry: ToolRegistry) -> list[str]:
             registry.register_toolset_alias(alias, target)
         except ValueError as exc:
             logger.warning("toolsets.aliases.%s: %s", alias, exc)
-    resolved = Config(
-        plugins=config.plugins,
-        toolsets=type(config.toolsets)(
-            enabled=None
-            if config.toolsets.enabled is None
-            else tuple(registry.resolve_toolset(t) for t in config.toolsets.enabled),
-            disabled=tuple(registry.resolve_toolset(t) for t in config.toolsets.disabled),
-            aliases=config.toolsets.aliases,
-        ),
-        source=config.source,
-    )
     removed = []
     for toolset in registry.get_toolsets():
-        if not toolset_allowed(resolved, toolset):
+        if not config.toolsets.allows(toolset, registry.resolve_toolset):
             for name in registry.get_tool_names_for_toolset(toolset):
                 registry.deregister(name)
                 removed.append(name)
