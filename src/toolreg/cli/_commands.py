@@ -7,7 +7,6 @@ import difflib
 import json
 import logging
 import sys
-from contextlib import redirect_stdout
 from typing import Any
 
 from toolreg import (
@@ -28,7 +27,7 @@ from toolreg import (
 
 from . import _render
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
-from ._logs import fd1_to_stderr, quiet_loading
+from ._logs import quiet_loading, stdout_to_stderr
 from ._plugin_commands import cmd_plugins
 from ._state import state
 
@@ -47,11 +46,7 @@ def load(args: argparse.Namespace) -> None:
     except ConfigError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     state.config = config
-    with (
-        fd1_to_stderr(),
-        redirect_stdout(sys.stderr),
-        quiet_loading(getattr(args, "verbose", False)),
-    ):
+    with stdout_to_stderr(), quiet_loading(getattr(args, "verbose", False)):
         loaded = discover_builtin_tools()
         state.report = load_plugins(config)
     apply_config(config, registry)
@@ -171,7 +166,7 @@ def cmd_call(args: argparse.Namespace) -> int:
     _require_tool(args.name)
     # A handler that prints (or a child process it starts) would mix its
     # chatter into the result on stdout.
-    with fd1_to_stderr(), redirect_stdout(sys.stderr):
+    with stdout_to_stderr():
         result = registry.dispatch(args.name, tool_args)
     print(result if isinstance(result, str) else _render.to_json(result))
     return EXIT_FAILURE if is_tool_error(result) else EXIT_OK

@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, redirect_stdout, suppress
 
 _FORMAT = "%(levelname)s %(name)s: %(message)s"
 
@@ -97,3 +97,14 @@ def fd1_to_stderr() -> Iterator[None]:
             sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+@contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Everything written to stdout goes to stderr: Python prints and raw fd 1 alike.
+
+    For the steps that run other people's code (loading, calling a tool), so
+    that only the command's own output reaches stdout.
+    """
+    with fd1_to_stderr(), redirect_stdout(sys.stderr):
+        yield
