@@ -19,14 +19,6 @@ from toolreg import registry
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="commands use POSIX sh syntax")
 
 
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    monkeypatch.setenv("TOOLREG_WORKSPACE", str(root))
-    return root.resolve()
-
-
 def run(command: str, **extra: Any) -> dict[str, Any]:
     data = json.loads(terminal({"command": command, **extra}))
     assert "error" not in data, data

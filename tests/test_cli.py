@@ -40,12 +40,6 @@ def assert_one_line_error(err: str, *fragments: str) -> None:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("TOOLREG_WORKSPACE", str(tmp_path))
-    return tmp_path
-
-
-@pytest.fixture
 def host_tool():
     """Register host tools into the singleton for one test, then remove them."""
     names: list[str] = []
