@@ -23,7 +23,8 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from ._config import Config, parse_config
+from ._admission import DISABLE_AUTOLOAD_ENV, PLUGINS_ENV
+from ._config import CONFIG_ENV, Config, parse_config
 from ._config import plugin_id as canonical_id
 from ._discovery import discover_builtin_tools
 from ._entrypoints import PackRecord, find_packs
@@ -44,7 +45,7 @@ __all__ = [
 ]
 
 #: The operator's switches: a pack's own tests must not depend on how they are set.
-OPERATOR_ENV = ("TOOLREG_CONFIG", "TOOLREG_PLUGINS", "TOOLREG_DISABLE_PLUGIN_AUTOLOAD")
+OPERATOR_ENV = (CONFIG_ENV, PLUGINS_ENV, DISABLE_AUTOLOAD_ENV)
 BUILTIN_OWNER = "builtin"
 _BUILTINS = "builtin_tools"
 
