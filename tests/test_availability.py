@@ -28,16 +28,6 @@ class Probe:
         return self.result
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def reg(clock: FakeClock) -> ToolRegistry:
-    return ToolRegistry(clock=clock)
-
-
 @pytest.fixture(autouse=True)
 def no_test_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ["TOOLREG_T_A", "TOOLREG_T_B", "TOOLREG_T_C"]:

@@ -23,16 +23,6 @@ class Switch:
         return self.ok
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def reg(clock: FakeClock) -> ToolRegistry:
-    return ToolRegistry(clock=clock)
-
-
 def handler(args: dict[str, Any]) -> str:
     return "ok"
 

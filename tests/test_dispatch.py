@@ -24,11 +24,6 @@ def schema() -> dict[str, Any]:
     return {"description": "test tool", "parameters": {"type": "object", "properties": {}}}
 
 
-@pytest.fixture
-def reg() -> ToolRegistry:
-    return ToolRegistry()
-
-
 def error_of(result: object) -> dict[str, Any]:
     assert isinstance(result, str), result
     assert is_tool_error(result), result
