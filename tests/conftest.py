@@ -54,6 +54,15 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A directory beside the workspace, holding secret.txt, that no tool may reach."""
+    target = tmp_path / "outside"
+    target.mkdir()
+    (target / "secret.txt").write_text("top secret\n")
+    return target.resolve()
+
+
+@pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
 

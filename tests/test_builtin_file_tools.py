@@ -23,14 +23,6 @@ from conftest import needs_symlinks
 from toolreg import discover_builtin_tools, get_discovery_failures, registry
 
 
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    target = tmp_path / "outside"
-    target.mkdir()
-    (target / "secret.txt").write_text("top secret\n")
-    return target.resolve()
-
-
 def ok(result: str) -> dict[str, Any]:
     data = json.loads(result)
     assert "error" not in data, data

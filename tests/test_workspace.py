@@ -15,14 +15,6 @@ from builtin_tools._workspace import (
 from conftest import needs_symlinks
 
 
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    target = tmp_path / "outside"
-    target.mkdir()
-    (target / "secret.txt").write_text("secret")
-    return target.resolve()
-
-
 def test_relative_path_resolves_under_root(workspace: Path) -> None:
     assert resolve_in_workspace("a/b.txt", must_exist=False) == workspace / "a" / "b.txt"
 
