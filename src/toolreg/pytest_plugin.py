@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from toolreg import Config, PluginReport, ToolRegistry
+    from toolreg import PluginReport, ToolRegistry
 
 # toolreg itself is imported inside the fixtures: this module is loaded by every
 # pytest run in an environment where toolreg is installed, used or not.
@@ -62,14 +62,8 @@ def load_pack(tool_registry: ToolRegistry) -> Iterator[LoadPack]:
     """
     from toolreg.testing import PackLoader
 
-    loader = PackLoader(tool_registry)
-
-    def load(
-        target: str, *, config: str | Config | None = None, builtins: bool = False
-    ) -> PluginReport:
-        return loader(target, config=config, builtins=builtins)
-
+    loader = PackLoader(tool_registry)  # called as load_pack(...) itself
     try:
-        yield load
+        yield loader
     finally:
         loader.close()
