@@ -49,6 +49,11 @@ def _lenient_default(obj: Any) -> Any:
         return str(obj)  # as tool_result does: a result is never lost to its type
 
 
+# Built once: json.dumps with any option builds a new encoder on every call, and
+# this one runs on every call of an @tool function.
+_encode = json.JSONEncoder(ensure_ascii=False, default=_lenient_default).encode
+
+
 def to_jsonable(value: Any) -> Any:
     """``value`` as plain JSON data; TypeError or ValueError when it has no JSON form."""
     return json.loads(json.dumps(value, default=strict_default, allow_nan=False))
@@ -60,4 +65,4 @@ def encode_result(value: Any) -> str | dict[str, Any]:
         return value
     if isinstance(value, dict) and value.get("_multimodal") is True:
         return value
-    return json.dumps(value, ensure_ascii=False, default=_lenient_default)
+    return _encode(value)
