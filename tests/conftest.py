@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from toolreg import ToolRegistry
+from toolreg import ToolRegistry, registry
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -71,6 +71,15 @@ def clock() -> FakeClock:
 def reg(clock: FakeClock) -> ToolRegistry:
     """A fresh registry with a hand-driven clock; never the process singleton."""
     return ToolRegistry(clock=clock)
+
+
+def ensure_registered(module: ModuleType, *names: str) -> None:
+    """Re-import a built-in tool module if any of its tools is missing.
+
+    Test modules share the process-wide registry, and some deregister tools.
+    """
+    if any(registry.get_entry(name) is None for name in names):
+        importlib.reload(module)
 
 
 def schema(name: str, **properties: dict) -> dict:

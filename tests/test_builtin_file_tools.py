@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from pathlib import Path
@@ -19,7 +18,7 @@ from builtin_tools._file_ops import (
     search_files,
     write_file,
 )
-from conftest import needs_symlinks
+from conftest import ensure_registered, needs_symlinks
 from toolreg import discover_builtin_tools, get_discovery_failures, registry
 
 
@@ -284,14 +283,8 @@ def test_search_does_not_follow_file_links_outside(workspace: Path, outside: Pat
 FILE_TOOLS = ["read_file", "write_file", "edit_file", "list_directory", "search_files"]
 
 
-def ensure_registered() -> None:
-    # Other test modules share the process-wide registry and may deregister tools.
-    if any(registry.get_entry(name) is None for name in FILE_TOOLS):
-        importlib.reload(file_tools)
-
-
 def test_table_registers_every_file_tool_with_a_strict_schema() -> None:
-    ensure_registered()
+    ensure_registered(file_tools, *FILE_TOOLS)
     assert sorted(registry.get_tool_names_for_toolset("file")) == sorted(FILE_TOOLS)
     for name in FILE_TOOLS:
         entry = registry.get_entry(name)
@@ -324,7 +317,7 @@ def test_discovery_imports_tool_modules_and_skips_helpers(
 
 
 def test_dispatch_through_registry(workspace: Path) -> None:
-    ensure_registered()
+    ensure_registered(file_tools, *FILE_TOOLS)
     ok(registry.dispatch("write_file", {"path": "d.txt", "content": "via registry\n"}))
     assert "via registry" in ok(registry.dispatch("read_file", {"path": "d.txt"}))["content"]
     assert "outside the workspace" in err(registry.dispatch("read_file", {"path": "../x"}))

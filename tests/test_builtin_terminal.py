@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import signal
@@ -14,6 +13,7 @@ import pytest
 
 from builtin_tools import terminal_tool
 from builtin_tools.terminal_tool import MAX_STREAM_BYTES, terminal
+from conftest import ensure_registered
 from toolreg import registry
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="commands use POSIX sh syntax")
@@ -135,7 +135,7 @@ def test_bad_arguments_are_tool_errors(workspace: Path, args: dict[str, Any], ne
 
 
 def test_registered_with_a_strict_schema() -> None:
-    ensure_registered()
+    ensure_registered(terminal_tool, "terminal")
     entry = registry.get_entry("terminal")
     assert entry is not None and entry.toolset == "terminal"
     assert registry.get_owner("terminal") == "builtin"
@@ -144,14 +144,8 @@ def test_registered_with_a_strict_schema() -> None:
     assert parameters["additionalProperties"] is False
 
 
-def ensure_registered() -> None:
-    # Other test modules share the process-wide registry and may deregister tools.
-    if registry.get_entry("terminal") is None:
-        importlib.reload(terminal_tool)
-
-
 def test_dispatch_through_registry(workspace: Path) -> None:
-    ensure_registered()
+    ensure_registered(terminal_tool, "terminal")
     data = json.loads(registry.dispatch("terminal", {"command": "echo via-registry"}))
     assert data["stdout"] == "via-registry\n"
     assert data["exit_code"] == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import json
 import time
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 
 from builtin_tools import time_tool
 from builtin_tools.time_tool import current_time
+from conftest import ensure_registered
 from toolreg import registry
 
 
@@ -77,14 +77,8 @@ def test_non_string_zone_is_an_error() -> None:
     assert "timezone" in json.loads(current_time({"timezone": 5}))["error"]
 
 
-def ensure_registered() -> None:
-    # Other test modules share the process-wide registry and may deregister tools.
-    if registry.get_entry("current_time") is None:
-        importlib.reload(time_tool)
-
-
 def test_registered_with_a_strict_schema() -> None:
-    ensure_registered()
+    ensure_registered(time_tool, "current_time")
     entry = registry.get_entry("current_time")
     assert entry is not None and entry.toolset == "time"
     assert registry.get_owner("current_time") == "builtin"
@@ -94,6 +88,6 @@ def test_registered_with_a_strict_schema() -> None:
 
 
 def test_dispatch_through_registry() -> None:
-    ensure_registered()
+    ensure_registered(time_tool, "current_time")
     data = json.loads(registry.dispatch("current_time", {"timezone": "UTC"}))
     assert data["utc_offset"] == "+00:00"

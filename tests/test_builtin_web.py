@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import socket
 import threading
@@ -15,6 +14,7 @@ import pytest
 
 from builtin_tools import web_tools
 from builtin_tools.web_tools import http_request
+from conftest import ensure_registered
 from toolreg import registry
 
 BIG = b"0123456789" * 500  # 5000 bytes
@@ -195,14 +195,8 @@ def test_bad_arguments(base_url: str, args: dict[str, Any], needle: str) -> None
     assert needle in err(http_request({"url": f"{base_url}/hello", **args}))
 
 
-def ensure_registered() -> None:
-    # Other test modules share the process-wide registry and may deregister tools.
-    if registry.get_entry("http_request") is None:
-        importlib.reload(web_tools)
-
-
 def test_registered_with_a_strict_schema() -> None:
-    ensure_registered()
+    ensure_registered(web_tools, "http_request")
     entry = registry.get_entry("http_request")
     assert entry is not None and entry.toolset == "web"
     assert registry.get_owner("http_request") == "builtin"
@@ -212,7 +206,7 @@ def test_registered_with_a_strict_schema() -> None:
 
 
 def test_dispatch_through_registry(base_url: str) -> None:
-    ensure_registered()
+    ensure_registered(web_tools, "http_request")
     data = json.loads(registry.dispatch("http_request", {"url": f"{base_url}/hello"}))
     assert data["status"] == 200
     assert data["body"] == "héllo"
