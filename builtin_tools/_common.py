@@ -120,27 +120,6 @@ def int_arg(args: dict[str, Any], name: str, default: int, *, minimum: int, maxi
     return number
 
 
-def float_arg(
-    args: dict[str, Any], name: str, default: float, *, minimum: float, maximum: float
-) -> float:
-    """A number within (minimum, maximum]; numeric strings are accepted."""
-    value = args.get(name, default)
-    if value is None:
-        value = default
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ArgError(f"argument {name!r} must be a number, got {value!r}")
-    try:
-        number = float(value)
-    except ValueError:
-        raise ArgError(f"argument {name!r} must be a number, got {value!r}") from None
-    if not minimum < number <= maximum:  # also rejects NaN
-        raise ArgError(
-            f"argument {name!r} must be greater than {minimum:g} and at most {maximum:g}, "
-            f"got {value!r}"
-        )
-    return number
-
-
 def bool_arg(args: dict[str, Any], name: str, default: bool) -> bool:
     """A boolean argument; "true"/"false" strings are accepted."""
     value = args.get(name, default)
