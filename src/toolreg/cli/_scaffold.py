@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from toolreg import __version__
 from toolreg._admission import RESERVED_PACK_NAMESPACES
+from toolreg._config import plugin_id as canonical_id
+from toolreg._conflicts import MCP_PREFIX, is_mcp
 
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 
@@ -216,11 +217,11 @@ def pack_names(name: str) -> PackNames:
             "standard library's",
             EXIT_USAGE,
         )
-    plugin_id = canonicalize_name(name)
+    plugin_id = canonical_id(name)
     toolset = plugin_id.removeprefix("toolreg-")
-    if toolset.startswith("mcp-"):
+    if is_mcp(toolset):
         raise CliError(
-            f"{name!r} would name toolset {toolset!r}: toolsets starting with 'mcp-' "
+            f"{name!r} would name toolset {toolset!r}: toolsets starting with {MCP_PREFIX!r} "
             "belong to MCP servers",
             EXIT_USAGE,
         )
