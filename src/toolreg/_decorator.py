@@ -133,8 +133,11 @@ def tool(
 
         spec = function_schema(f, name=name, description=description)
         handler = make_handler(f, spec)
-        schema = {"name": spec.name, "description": spec.description}
-        schema["parameters"] = spec.parameters
+        schema: dict[str, Any] = {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+        }
         target = registry if registry is not None else _current_registry()
         target.register(
             spec.name,
