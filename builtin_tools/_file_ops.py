@@ -217,7 +217,7 @@ def search_files(args: dict[str, Any], **_: Any) -> str:
         if not _searchable(file, root):
             continue
         files_searched += 1
-        shown = display_path(file)
+        shown = display_path(file, root)
         with file.open(encoding="utf-8", errors="replace") as fh:
             for number, line in enumerate(fh, start=1):
                 if regex.search(line):

@@ -55,9 +55,14 @@ def resolve_in_workspace(path: str, *, must_exist: bool) -> Path:
     return resolved
 
 
-def display_path(resolved: Path) -> str:
-    """How a resolved path is shown to the model: relative to the root, with '/'."""
-    root = workspace_root()
+def display_path(resolved: Path, root: Path | None = None) -> str:
+    """How a resolved path is shown to the model: relative to the root, with '/'.
+
+    Pass ``root`` when it is already at hand: finding it again resolves the whole
+    root path, which costs more than the rest of this function.
+    """
+    if root is None:
+        root = workspace_root()
     try:
         rel = resolved.relative_to(root)
     except ValueError:
