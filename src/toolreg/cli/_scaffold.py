@@ -261,10 +261,9 @@ def render(names: PackNames) -> dict[str, str]:
     return {path: Template(text).substitute(values) for path, text in files.items()}
 
 
-def create_pack(name: str, parent: Path) -> tuple[Path, list[str]]:
-    """Write the project into ``parent/name``; return its directory and the files written."""
-    names = pack_names(name)
-    target = parent / name
+def create_pack(names: PackNames, parent: Path) -> tuple[Path, list[str]]:
+    """Write the project into ``parent/<dist>``; return its directory and the files written."""
+    target = parent / names.dist
     if target.exists() and not target.is_dir():
         raise CliError(f"{target} exists and is not a directory", EXIT_USAGE)
     if target.is_dir() and any(target.iterdir()):
@@ -282,8 +281,8 @@ def create_pack(name: str, parent: Path) -> tuple[Path, list[str]]:
 def cmd_new(args: argparse.Namespace) -> int:
     """``toolreg new PACK_NAME [--dir D]``."""
     parent = Path(args.dir) if args.dir else Path.cwd()
-    target, files = create_pack(args.name, parent)
     names = pack_names(args.name)
+    target, files = create_pack(names, parent)
     print(f"Created tool pack {names.dist} in {target}:")
     for relative in sorted(files):
         print(f"  {relative}")
