@@ -18,7 +18,13 @@ from typing import Any
 from toolreg import tool_error, tool_result
 
 from ._common import bool_arg, guarded, int_arg, str_arg
-from ._workspace import WorkspaceError, display_path, resolve_in_workspace, workspace_root
+from ._workspace import (
+    WorkspaceError,
+    display_path,
+    is_inside,
+    resolve_in_workspace,
+    workspace_root,
+)
 
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000  # one minified line must not eat the whole budget
@@ -185,10 +191,8 @@ def _candidate_files(start: Path, name_glob: str) -> Iterator[Path]:
 def _searchable(path: Path, root: Path) -> bool:
     # os.walk does not descend into linked dirs, but a linked *file* could still
     # point outside the workspace and leak its contents.
-    if path.is_symlink():
-        real = path.resolve()
-        if real != root and root not in real.parents:
-            return False
+    if path.is_symlink() and not is_inside(path.resolve(), root):
+        return False
     try:
         return path.stat().st_size <= MAX_SEARCH_FILE_BYTES and not _is_binary(path)
     except OSError:

@@ -26,6 +26,11 @@ def workspace_root() -> Path:
     return root
 
 
+def is_inside(resolved: Path, root: Path) -> bool:
+    """Whether a fully resolved path is ``root`` itself or somewhere below it."""
+    return resolved == root or root in resolved.parents
+
+
 def resolve_in_workspace(path: str, *, must_exist: bool) -> Path:
     """Resolve ``path`` against the workspace root and refuse anything that escapes it.
 
@@ -48,7 +53,7 @@ def resolve_in_workspace(path: str, *, must_exist: bool) -> Path:
     # Non-strict resolve still follows links (even dangling ones), which is what
     # stops a write through a link to a not-yet-existing file outside the root.
     resolved = candidate.resolve()
-    if resolved != root and root not in resolved.parents:
+    if not is_inside(resolved, root):
         raise WorkspaceError(f"path {path!r} is outside the workspace root {str(root)!r}")
     if must_exist and not resolved.exists():
         raise WorkspaceError(f"path {path!r} does not exist")
