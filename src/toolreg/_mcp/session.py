@@ -89,8 +89,8 @@ class ServerLink:
         self.client: Client | None = None
         self._policy = policy
         self._listing: list[dict[str, Any]] | None = None
-        self._published: tuple[int, str] | None = None
-        self._epoch = 0  # bumped with every new check_fn
+        #: (the check_fn, the listing's JSON) last published: a new check_fn republishes.
+        self._published: tuple[Callable[[], Verdict], str] | None = None
         self._connected_at: float | None = None
         self._aliased = False
         self._rejections: set[str] = set()
@@ -146,7 +146,6 @@ class ServerLink:
             self.last_error = error[:300]
         if changed:
             self._check = self._make_check()
-            self._epoch += 1
             if self._listing is not None:
                 self._publish(self._listing)
 
@@ -157,7 +156,7 @@ class ServerLink:
         if self._stopping:
             return
         self._listing = listing
-        key = (self._epoch, json.dumps(listing, sort_keys=True, default=str))
+        key = (self._check, json.dumps(listing, sort_keys=True, default=str))
         if key == self._published:
             return  # a refresh that found nothing new publishes nothing
         entries, rejected = build_entries(self, listing, self._check)
