@@ -18,10 +18,9 @@ Results follow the dispatch contract:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from .._results import tool_error
+from .._results import tool_error, tool_result
 
 _MEDIA = frozenset({"image", "audio"})
 
@@ -56,7 +55,7 @@ def to_result(payload: dict[str, Any]) -> str | dict[str, Any]:
         if texts:
             return tool_error("\n".join(texts))
         if structured is not None:
-            return tool_error(_json(structured))
+            return tool_error(tool_result(structured))
         return tool_error("The MCP tool reported an error without a message")
     if any(block.get("type") in _MEDIA for block in blocks):
         envelope: dict[str, Any] = {"_multimodal": True, "content": blocks}
@@ -66,7 +65,7 @@ def to_result(payload: dict[str, Any]) -> str | dict[str, Any]:
     if texts:
         return "\n".join(texts)
     if structured is not None:
-        return _json(structured)
+        return tool_result(structured)
     return ""
 
 
@@ -84,7 +83,3 @@ def _text_of(block: dict[str, Any]) -> str | None:
     if kind == "resource_link":
         return f"[resource {block.get('name') or ''} {block.get('uri', '?')}]".replace("  ", " ")
     return None
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
