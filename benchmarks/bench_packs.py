@@ -22,10 +22,7 @@ See benchmarks/README.md.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib.metadata
-import json
-import math
 import os
 import platform
 import shutil
@@ -34,37 +31,25 @@ import subprocess
 import sys
 import tempfile
 import time
-import timeit
 from dataclasses import asdict, dataclass
-from typing import Any
+
+from bench_core import Result, print_table, run_case, time_calls, time_statements, write_json
 
 from toolreg._entrypoints import GROUP, find_packs
 
 PACKS, OTHERS = 50, 150
-FULL = {"repeat": 9, "slice_s": 0.05, "cold_samples": 30, "subprocess_samples": 15}
-QUICK = {"repeat": 3, "slice_s": 0.01, "cold_samples": 5, "subprocess_samples": 4}
 
 
-@dataclass
-class Result:
-    case: str
-    value_ns: float | None
-    floor_ns: float | None
-    target: float | None = None  # ratio must be <= target; None means report only
-    note: str = ""
-    error: str | None = None
+@dataclass(frozen=True)
+class Config:
+    repeat: int  # interleaved timeit repeats of warm and floor (min is kept)
+    slice_s: float  # target duration of one timeit repeat
+    cold_samples: int  # single cold calls in process (min is kept)
+    subprocess_samples: int  # fresh interpreters per variant (median is kept)
 
-    @property
-    def ratio(self) -> float | None:
-        return self.value_ns / self.floor_ns if self.value_ns and self.floor_ns else None
 
-    @property
-    def verdict(self) -> str:
-        if self.error:
-            return "ERROR"
-        if self.target is None or self.ratio is None:
-            return "info"
-        return "PASS" if self.ratio <= self.target else "MISS"
+FULL = Config(repeat=9, slice_s=0.05, cold_samples=30, subprocess_samples=15)
+QUICK = Config(repeat=3, slice_s=0.01, cold_samples=5, subprocess_samples=4)
 
 
 def make_site(root: str) -> str:
@@ -107,45 +92,27 @@ def floor_call(site: str) -> int:
         sys.path[:] = saved
 
 
-def bench_in_process(site: str, cache: str, cfg: dict[str, Any]) -> list[Result]:
+def bench_in_process(site: str, cache: str, cfg: Config) -> list[Result]:
     os.environ["TOOLREG_CACHE_DIR"] = cache
     cache_file = os.path.join(cache, "packs-v1.json")
     found, floor_found = len(find_packs(path=[site])), floor_call(site)
     note = f"{found} packs found (floor: {floor_found} entry points)"
     # Warm vs floor: timeit loops calibrated to slice_s, interleaved, min kept.
-    timers = {
-        "floor": timeit.Timer(lambda: floor_call(site)),
-        "warm": timeit.Timer(lambda: find_packs(path=[site])),
-    }
-    numbers = {k: calibrate(t, cfg["slice_s"]) for k, t in timers.items()}
-    best = dict.fromkeys(timers, math.inf)
-    for _ in range(cfg["repeat"]):
-        for key, timer in timers.items():
-            best[key] = min(best[key], timer.timeit(numbers[key]) / numbers[key] * 1e9)
+    best = time_statements(
+        {"floor": "floor_call(site)", "warm": "find_packs(path=[site])"},
+        {"floor_call": floor_call, "find_packs": find_packs, "site": site},
+        cfg,  # time_statements reads only .repeat and .slice_s
+    )
     # Cold: a single call after deleting the cache file, min of N, GC off like timeit.
-    cold = math.inf
-    gc.disable()
-    try:
-        for _ in range(cfg["cold_samples"]):
-            os.unlink(cache_file)
-            start = time.perf_counter_ns()
-            find_packs(path=[site])
-            cold = min(cold, time.perf_counter_ns() - start)
-    finally:
-        gc.enable()
+    cold = time_calls(
+        {"cold": lambda: find_packs(path=[site])},
+        prepare=lambda: os.unlink(cache_file),
+        samples=cfg.cold_samples,
+    )["cold"]
     return [
-        Result("warm find_packs, in process", best["warm"], best["floor"], 0.5, note),
-        Result("cold find_packs, in process", cold, best["floor"], None, "empty cache, min"),
+        Result("warm find_packs, in process", best["warm"], best["floor"], target=0.5, note=note),
+        Result("cold find_packs, in process", cold, best["floor"], note="empty cache, min"),
     ]
-
-
-def calibrate(timer: timeit.Timer, slice_s: float) -> int:
-    number = 1
-    while True:
-        elapsed = timer.timeit(number)
-        if elapsed >= slice_s / 10:
-            return max(1, round(number * slice_s / elapsed))
-        number *= 10
 
 
 CHILD = """
@@ -165,7 +132,7 @@ print((time.perf_counter() - start) * 1e9, n)
 """
 
 
-def bench_subprocess(site: str, root: str, cfg: dict[str, Any]) -> list[Result]:
+def bench_subprocess(site: str, root: str, cfg: Config) -> list[Result]:
     env = dict(os.environ, PYTHONPYCACHEPREFIX=os.path.join(root, "pycache"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # load bytecode, as an installed package does
     warm_cache = os.path.join(root, "warm-cache")
@@ -181,41 +148,17 @@ def bench_subprocess(site: str, root: str, cfg: dict[str, Any]) -> list[Result]:
     for variant in variants:  # warm-up: bytecode, page cache, and the warm cache file
         run(variant)
     samples: dict[str, list[float]] = {v: [] for v in variants}
-    for _ in range(cfg["subprocess_samples"]):
+    for _ in range(cfg.subprocess_samples):
         for variant in variants:
             samples[variant].append(run(variant))
     med = {v: statistics.median(s) for v, s in samples.items()}
-    note = f"median of {cfg['subprocess_samples']} fresh interpreters, import included"
+    note = f"median of {cfg.subprocess_samples} fresh interpreters, import included"
     return [
-        Result("warm find_packs, fresh interpreter", med["warm"], med["floor"], 0.5, note),
-        Result("cold find_packs, fresh interpreter", med["cold"], med["floor"], None, note),
+        Result(
+            "warm find_packs, fresh interpreter", med["warm"], med["floor"], target=0.5, note=note
+        ),
+        Result("cold find_packs, fresh interpreter", med["cold"], med["floor"], note=note),
     ]
-
-
-def format_ns(ns: float | None) -> str:
-    if ns is None:
-        return "-"
-    for unit, scale in (("ms", 1e6), ("µs", 1e3)):
-        if ns >= scale:
-            return f"{ns / scale:.1f} {unit}"
-    return f"{ns:.0f} ns"
-
-
-def print_table(results: list[Result]) -> None:
-    rows = [("case", "value", "floor", "ratio", "target", "verdict", "note")]
-    for r in results:
-        ratio = "-" if r.ratio is None else f"{r.ratio:.3f}x"
-        target = "report" if r.target is None else f"<= {r.target:g}x"
-        cells = (r.case, format_ns(r.value_ns), format_ns(r.floor_ns), ratio, target, r.verdict)
-        rows.append((*cells, r.error or r.note))
-    widths = [max(len(row[col]) for row in rows) for col in range(6)]
-    for index, row in enumerate(rows):
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:6], widths[1:], strict=True)
-        ]
-        print("  ".join(cells) + "  " + row[6])
-        if index == 0:
-            print("-" * (sum(widths) + 2 * 6 + len("note")))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -229,13 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     results: list[Result] = []
     try:
         site = make_site(root)
-        for name, case in (("in-process", bench_in_process), ("subprocess", bench_subprocess)):
-            print(f"measuring {name} ...", file=sys.stderr)
-            try:
-                arg = os.path.join(root, "cache") if case is bench_in_process else root
-                results += case(site, arg, cfg)
-            except Exception as exc:  # report and carry on: the script never fails
-                results.append(Result(f"{name} cases", None, None, error=repr(exc)))
+        # A case that crashes becomes an ERROR row: the script never fails.
+        cache = os.path.join(root, "cache")
+        run_case(results, "in-process", lambda: bench_in_process(site, cache, cfg))
+        run_case(results, "subprocess", lambda: bench_subprocess(site, root, cfg))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print_table(results)
@@ -245,13 +185,11 @@ def main(argv: list[str] | None = None) -> int:
             "platform": platform.platform(),
             "packs": PACKS,
             "other_dists": OTHERS,
-            "config": cfg,
+            "config": asdict(cfg),
             "quick": args.quick,
             "elapsed_s": round(time.perf_counter() - started, 2),
         }
-        rows = [asdict(r) | {"ratio": r.ratio, "verdict": r.verdict} for r in results]
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"meta": meta, "results": rows}, f, indent=2)
+        write_json(args.json, results, meta)
     return 0
 
 
