@@ -128,6 +128,29 @@ def time_calls(
     return best
 
 
+def versus_floor(
+    case: str,
+    stmt: str,
+    floor: str,
+    namespace: dict[str, Any],
+    cfg: Config,
+    *,
+    target: float,
+    floor_label: str | None = None,
+) -> Result:
+    """Time ``stmt`` against ``floor``, interleaved; the note gives the ns added per call."""
+    times = time_statements({"floor": floor, "value": stmt}, namespace, cfg)
+    added = times["value"] - times["floor"]
+    return Result(
+        case,
+        times["value"],
+        times["floor"],
+        target=target,
+        added_ns=added,
+        note=f"{added:+.0f} ns per call over {floor_label or floor}",
+    )
+
+
 # -- fixtures ----------------------------------------------------------------------
 
 
@@ -226,20 +249,14 @@ def bench_dispatch(cfg: Config, registries: dict[int, ToolRegistry]) -> list[Res
         }
         if registry.dispatch(namespace["name"], namespace["args"]) != "ok":
             raise RuntimeError("dispatch did not return the handler's result")
-        times = time_statements(
-            {"floor": "handler(args)", "dispatch": "registry.dispatch(name, args)"},
-            namespace,
-            cfg,
-        )
-        added = times["dispatch"] - times["floor"]
         results.append(
-            Result(
+            versus_floor(
                 f"dispatch @ {size:,} tools",
-                times["dispatch"],
-                times["floor"],
+                "registry.dispatch(name, args)",
+                "handler(args)",
+                namespace,
+                cfg,
                 target=3.0,
-                added_ns=added,
-                note=f"{added:+.0f} ns per call over handler(args)",
             )
         )
     return results
@@ -251,20 +268,15 @@ def bench_get_entry(cfg: Config, registries: dict[int, ToolRegistry]) -> list[Re
     for size, registry in registries.items():
         plain = {tool_name(i): registry.get_entry(tool_name(i)) for i in range(size)}
         namespace = {"registry": registry, "plain": plain, "name": tool_name(size // 2)}
-        times = time_statements(
-            {"floor": "plain.get(name)", "get_entry": "registry.get_entry(name)"},
-            namespace,
-            cfg,
-        )
-        added = times["get_entry"] - times["floor"]
         results.append(
-            Result(
+            versus_floor(
                 f"get_entry @ {size:,} tools",
-                times["get_entry"],
-                times["floor"],
+                "registry.get_entry(name)",
+                "plain.get(name)",
+                namespace,
+                cfg,
                 target=1.5,
-                added_ns=added,
-                note=f"{added:+.0f} ns per call over dict.get",
+                floor_label="dict.get",
             )
         )
     return results
