@@ -17,6 +17,7 @@ Imports ``mcp``; ``import toolreg`` never imports this module.
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import socket
@@ -104,6 +105,8 @@ class ToolServer:
                 "notifications/initialized", types.NotificationParams, self._follow_changes
             )
         self._names_memo: tuple[int, frozenset[str] | None] = (-1, None)
+        #: (definitions JSON, the SDK ``Tool`` models made from it) last listed.
+        self._listed: tuple[str, list[types.Tool]] = ("", [])
         # Handshake-era connections wait on ``_changed``; ``_serial`` counts changes so
         # a connection busy sending one notification cannot miss the next.
         self._serial = 0
@@ -135,6 +138,19 @@ class ToolServer:
     def definitions_json(self) -> str:
         return self.registry.get_definitions_json(self.offered_names(), format="mcp")
 
+    def listed_tools(self) -> list[types.Tool]:
+        """``definitions()`` as SDK ``Tool`` models, rebuilt only when the definitions change.
+
+        The registry memoises the JSON per generation (and availability), so an
+        unchanged list costs a string comparison instead of a copy and a validation.
+        """
+        text = self.definitions_json()
+        listed = self._listed
+        if text != listed[0]:
+            tools = [types.Tool.model_validate(d, by_name=False) for d in json.loads(text)]
+            listed = self._listed = (text, tools)
+        return listed[1]
+
     def is_offered(self, name: str) -> bool:
         names = self.offered_names()
         if names is not None and name not in names:
@@ -154,9 +170,8 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         # Availability probes (check_fn) may block: keep them off the event loop.
-        definitions = await anyio.to_thread.run_sync(self.definitions)
+        tools = await anyio.to_thread.run_sync(self.listed_tools)
         # The typed result fills in what each protocol revision requires (resultType, ttlMs...).
-        tools = [types.Tool.model_validate(d, by_name=False) for d in definitions]
         return types.ListToolsResult(tools=tools)
 
     async def _call_tool(
