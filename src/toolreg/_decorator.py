@@ -91,7 +91,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._results import tool_error
+from ._validation import invalid_arguments
 
 if TYPE_CHECKING:
     from ._entry import CheckFn, SchemaOverrides
@@ -206,11 +206,7 @@ def _preparer(spec: FunctionSchema) -> Callable[[Any], Call | str]:
     tool_name = spec.name
 
     def refuse(problem: str) -> str:
-        return tool_error(
-            f"Invalid arguments for tool {tool_name!r}: {problem}",
-            error_type="invalid_arguments",
-            tool=tool_name,
-        )
+        return invalid_arguments(tool_name, problem)
 
     def prepare(args: Any) -> Call | str:
         if args is None:

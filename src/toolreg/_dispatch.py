@@ -59,10 +59,8 @@ def _off_contract(entry: ToolEntry, result: Any) -> str | dict[str, Any]:
 def _parsed(name: str, args: Any) -> tuple[Any, str | None]:
     """Arguments as an object: JSON strings parsed, null as ``{}``; or a tool_error."""
     if isinstance(args, str):
-        args, problem = parse_json_args(name, args)
-        if problem is not None:
-            return args, tool_error(problem, error_type="invalid_arguments", tool=name)
-    elif args is None:
+        return parse_json_args(name, args)
+    if args is None:
         args = {}  # "no arguments" arrives as null from some providers
     return args, None
 
@@ -76,7 +74,7 @@ def _checked(plan: _Plan, args: Any) -> tuple[Any, str | None]:
     if plan.check is not None:
         problem = plan.check(args)
         if problem is not None:
-            return args, tool_error(problem, error_type="invalid_arguments", tool=name)
+            return args, problem
     return args, None
 
 

@@ -19,12 +19,22 @@ from typing import Any
 import fastjsonschema
 
 from ._entry import ToolEntry
+from ._results import tool_error
 from ._schemas import parameters_of
 
 logger = logging.getLogger("toolreg.validation")
 
-#: Returns None when the arguments are fine, else a message for the model.
+#: Returns None when the arguments are fine, else the tool_error for the model.
 Checker = Callable[[Any], "str | None"]
+
+
+def invalid_arguments(tool: str, problem: str) -> str:
+    """The tool_error for arguments a tool cannot take, whoever found the problem."""
+    return tool_error(
+        f"Invalid arguments for tool {tool!r}: {problem}",
+        error_type="invalid_arguments",
+        tool=tool,
+    )
 
 
 def compile_checker(entry: ToolEntry) -> Checker | None:
@@ -49,20 +59,20 @@ def compile_checker(entry: ToolEntry) -> Checker | None:
         try:
             validate(args)
         except fastjsonschema.JsonSchemaValueException as exc:
-            return explain(name, exc)
+            return invalid_arguments(name, explain(exc))
         return None
 
     return check
 
 
-def explain(tool: str, exc: fastjsonschema.JsonSchemaValueException) -> str:
+def explain(exc: fastjsonschema.JsonSchemaValueException) -> str:
     """Say what is wrong where, and which rule, in words a model can act on."""
     path = _field_path(exc.path or [])
     detail = _detail(exc)
     where = f"argument {path!r}" if path else "the arguments object"
     return (
-        f"Invalid arguments for tool {tool!r}: {where} {detail} "
-        f"(JSON Schema rule {exc.rule!r}). Fix the arguments and call the tool again."
+        f"{where} {detail} (JSON Schema rule {exc.rule!r}). "
+        "Fix the arguments and call the tool again."
     )
 
 
@@ -96,11 +106,10 @@ def _field_path(parts: list[Any]) -> str:
 
 
 def parse_json_args(tool: str, text: str) -> tuple[Any, str | None]:
-    """Arguments that arrive as a JSON string: (value, None) or (None, message)."""
+    """Arguments that arrive as a JSON string: (value, None) or (None, tool_error)."""
     try:
         return json.loads(text), None
     except ValueError as exc:
-        return None, (
-            f"Invalid arguments for tool {tool!r}: not valid JSON ({exc}). "
-            "Send the arguments as a JSON object."
+        return None, invalid_arguments(
+            tool, f"not valid JSON ({exc}). Send the arguments as a JSON object."
         )
