@@ -206,7 +206,5 @@ def _toolset_on(config: Config, server: str) -> bool:
     toolset = toolset_name(server)
     names = {toolset, server}
     names |= {alias for alias, target in config.toolsets.aliases.items() if target in names}
-    enabled, disabled = config.toolsets.enabled, config.toolsets.disabled
-    if enabled is not None and not names & set(enabled):
-        return False
-    return not names & set(disabled)
+    # The server's name and its config aliases all mean its toolset.
+    return config.toolsets.allows(toolset, lambda name: toolset if name in names else name)
