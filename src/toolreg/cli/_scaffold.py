@@ -21,7 +21,7 @@ from packaging.version import Version
 from toolreg import __version__
 from toolreg._admission import RESERVED_PACK_NAMESPACES
 from toolreg._config import plugin_id as canonical_id
-from toolreg._conflicts import MCP_PREFIX, is_mcp
+from toolreg._gate import MCP_PREFIX, is_mcp
 
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 
