@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -34,13 +34,12 @@ from ._registry import ToolRegistry
 from ._report import PluginOutcome, PluginReport
 from ._results import describe_exception
 
+if TYPE_CHECKING:
+    from ._isolation.supervisor import IsolatedPacks
+
 logger = logging.getLogger("toolreg.plugins")
 
-_DISPATCH_HOOKS = (
-    "toolreg_pre_tool_call",
-    "toolreg_post_tool_call",
-    "toolreg_transform_tool_result",
-)
+_DISPATCH_HOOKS = hookspecs.DISPATCH_HOOKS
 # Packs register into ``toolreg.registry`` at import; loading into another
 # registry swaps that name for the duration, one load at a time.
 _singleton_lock = threading.RLock()
@@ -95,6 +94,8 @@ class PluginHost:
         self.active: dict[str, _Active] = {}
         self.report = PluginReport()
         self.hooks: HookRunner | None = None
+        #: The processes of packs with isolation = "process"; made on first use.
+        self.isolated: IsolatedPacks | None = None
         self._lock = threading.RLock()
 
     # -- public operations --------------------------------------------------
@@ -154,6 +155,8 @@ class PluginHost:
         refusal = check_namespaces(record.plugin_id, record.namespaces, claimed)
         if refusal is not None:
             return self._fail(outcome, refusal)
+        if self.config.plugins.isolation_of(record.plugin_id) == "process":
+            return self._load_isolated(outcome, record)
         targets = [value for _, value in record.entry_points]
         if self._activate(outcome, record.namespaces, targets, paths=None):
             for namespace in record.namespaces:
@@ -173,6 +176,8 @@ class PluginHost:
         if verdict is not None:
             outcome.status, outcome.reason = verdict.status, verdict.reason  # type: ignore[assignment]
             return outcome
+        if self.config.plugins.isolation_of(plugin.plugin_id) == "process":
+            return self._load_isolated(outcome, plugin)
         self._activate(outcome, (plugin.namespace,), [plugin], paths=[str(plugin.path)])
         return outcome
 
@@ -223,9 +228,43 @@ class PluginHost:
             self._fail(outcome, exc)
             return False
         self._summarise(outcome, since)
+        outcome.hooks = sorted(
+            {caller.name for obj in objects for caller in self.pm.get_hookcallers(obj) or ()}
+        )
         self.active[plugin_id] = _Active(outcome, namespaces, objects)
         logger.info("Loaded plugin %s (%d tools)", plugin_id, len(outcome.tools_added))
         return True
+
+    def _load_isolated(
+        self, outcome: PluginOutcome, source: PackRecord | LocalPlugin
+    ) -> PluginOutcome:
+        """Run the pack in a process of its own; its tools and hooks come through the gate."""
+        outcome.isolation = "process"
+        since = self.registry.last_decision_seq
+        try:
+            from ._isolation.supervisor import IsolatedPacks  # the MCP SDK: on first use
+        except ImportError as exc:
+            needs = "isolation = \"process\" needs the MCP SDK: pip install 'toolreg[mcp]'"
+            return self._fail(outcome, ImportError(f"{needs} ({exc})"))
+        try:
+            if self.isolated is None:
+                self.isolated = IsolatedPacks(self.registry)
+            started = self.isolated.start(outcome.id, source, self.config)
+        except (Exception, SystemExit) as exc:
+            self._deactivate(outcome.id, (), [])
+            return self._fail(outcome, exc)
+        outcome.hooks = started.hooks
+        if started.status != "loaded":
+            self._deactivate(outcome.id, (), [])
+            outcome.status, outcome.reason = started.status, started.reason  # type: ignore[assignment]
+            outcome.traceback = started.traceback
+            logger.warning("Plugin %s %s: %s", outcome.id, outcome.status, outcome.reason)
+            return outcome
+        self.pm.register(started.hook_plugin, name=f"{outcome.id}#0")
+        self._summarise(outcome, since)
+        self.active[outcome.id] = _Active(outcome, (), [started.hook_plugin])
+        logger.info("Loaded isolated plugin %s (%d tools)", outcome.id, len(outcome.tools_added))
+        return outcome
 
     def _call_own(self, objects: list[Any], hook: str, **kwargs: Any) -> None:
         """Run one plugin's own implementations of a setup hook."""
@@ -234,6 +273,8 @@ class PluginHost:
                 impl.function(**{name: kwargs[name] for name in impl.argnames})
 
     def _deactivate(self, plugin_id: str, namespaces: Sequence[str], objects: list[Any]) -> None:
+        if self.isolated is not None:
+            self.isolated.stop(plugin_id)  # first: a live process would publish again
         self.registry.remove_owner(plugin_id)
         for obj in objects:
             with contextlib.suppress(ValueError):
