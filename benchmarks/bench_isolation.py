@@ -32,13 +32,12 @@ import sys
 import tempfile
 import time
 import timeit
-import traceback
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_mcp_serve import BARE, PLUGIN, _p90  # noqa: E402
+from bench_mcp_serve import BARE, PLUGIN, _p90, print_header, run_reporting  # noqa: E402
 from bench_mcp_serve import _fmt as _fmt_ms  # noqa: E402
 
 HOOK_PLUGIN = """\
@@ -150,8 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     calls, warmup = (150, 20) if options.quick else (1000, 100)
     for name in ("TOOLREG_DISABLE_PLUGIN_AUTOLOAD", "TOOLREG_PLUGINS", "TOOLREG_CONFIG"):
         os.environ.pop(name, None)
-    try:
+
+    def measure() -> None:
         import anyio
+
+        from toolreg import get_plugin_host
 
         with tempfile.TemporaryDirectory(prefix="bench-isolation-") as tmp:
             root = Path(tmp)
@@ -162,19 +164,13 @@ def main(argv: list[str] | None = None) -> int:
             samples = anyio.run(_interleaved, registries, str(root / "bare.py"), calls, warmup)
             in_process = _in_process(registries["in-process"])
             for registry in registries.values():
-                from toolreg import get_plugin_host
-
                 host = get_plugin_host(registry)
                 if host is not None:
                     host.unload_all()
-        print(f"Python {sys.version.split()[0]}, {sys.platform}; stdio, SDK default protocol")
+        print_header()
         _report(samples, in_process)
-    except ImportError as exc:
-        print(f"skipped: the MCP SDK is not installed ({exc}); pip install -e '.[mcp]'")
-    except Exception:  # report, never fail the caller
-        traceback.print_exc()
-        print("ERROR: the benchmark did not complete (traceback on stderr)")
-    return 0
+
+    return run_reporting(measure)
 
 
 if __name__ == "__main__":
