@@ -15,8 +15,11 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from ._decisions import Decision, DecisionLog
 from ._entry import Handler
-from ._gate import is_mcp, judge_host_action
+from ._gate import MCP_PREFIX, is_mcp, judge_host_action
 from ._ownership import (
+    BUILTIN_LABEL,
+    HOST_LABEL,
+    MCP_LABEL_PREFIX,
     Owner,
     PluginPolicy,
     PolicyBook,
@@ -135,7 +138,7 @@ class PolicySeamMixin:
         if plugins:
             return Owner(plugins[0].plugin_id, plugins[0]), plugins
         if is_mcp(toolset):
-            return Owner("mcp:" + toolset.removeprefix("mcp-")), []
+            return Owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX)), []
         if is_builtin(origins) or is_builtin(stack):
-            return Owner("builtin"), []
-        return Owner("host"), []
+            return Owner(BUILTIN_LABEL), []
+        return Owner(HOST_LABEL), []

@@ -22,6 +22,7 @@ from toolreg import __version__
 from toolreg._admission import RESERVED_PACK_NAMESPACES
 from toolreg._config import plugin_id as canonical_id
 from toolreg._gate import MCP_PREFIX, is_mcp
+from toolreg._ownership import reserved_label
 
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 
@@ -218,6 +219,12 @@ def pack_names(name: str) -> PackNames:
             EXIT_USAGE,
         )
     plugin_id = canonical_id(name)
+    if reserved_label(plugin_id) is not None:
+        raise CliError(
+            f"{name!r} cannot be a pack name: {plugin_id!r} is an owner label toolreg "
+            "reserves for its own tools, and the loader refuses packs named so",
+            EXIT_USAGE,
+        )
     toolset = plugin_id.removeprefix("toolreg-")
     if is_mcp(toolset):
         raise CliError(
