@@ -77,6 +77,8 @@ def test_new_defaults_to_the_current_directory(
         ("builtin-tools", "its module 'builtin_tools' is a namespace reserved by toolreg"),
         ("toolreg_local", "its module 'toolreg_local' is a namespace reserved by toolreg"),
         ("json", "its module 'json' would shadow the standard library's"),
+        ("builtin", "'builtin' is an owner label toolreg reserves for its own tools"),
+        ("Host", "'host' is an owner label toolreg reserves for its own tools"),
         ("p" * 60, "would exceed the 64 characters providers allow in a tool name"),
     ],
 )
