@@ -91,15 +91,13 @@ def test_a_claimed_module_name_does_not_borrow_another_packs_consent(pack_venv, 
     config = write_config(
         tmp_path, "[plugins.entries.toolreg-sandbox]\nallow_tool_override = true\n"
     )
-    report = plugins(pack_venv, "toolreg-forger", config)
-    forger = report["toolreg-forger"]
-    assert forger["status"] == "refused"
-    assert "plugin 'toolreg-forger' may not override tool 'terminal'" in forger["reason"]
-    assert tools(pack_venv, "toolreg-forger", config)["terminal"]["owner"] == "builtin"
-    # With the real sandbox beside it, the consent still goes to the sandbox alone.
-    both = plugins(pack_venv, "toolreg-forger,toolreg-sandbox", config)
-    assert both["toolreg-forger"]["status"] == "refused"
-    assert both["toolreg-sandbox"]["status"] == "loaded"
+    wanted = "toolreg-sandbox,toolreg-tailgater"
+    report = plugins(pack_venv, wanted, config)
+    tailgater = report["toolreg-tailgater"]
+    assert tailgater["status"] == "refused"
+    assert "plugin 'toolreg-tailgater' may not override tool 'terminal'" in tailgater["reason"]
+    assert report["toolreg-sandbox"]["status"] == "loaded"
+    assert tools(pack_venv, wanted, config)["terminal"]["owner"] == "toolreg-sandbox"
 
 
 def test_hooks_apply_to_a_dispatch_method_taken_before_packs_loaded(pack_venv, tmp_path):
