@@ -37,6 +37,8 @@ class InstalledSources:
 
 def installed_sources(dist_info: str) -> InstalledSources:
     """The Python sources a distribution's RECORD lists; empty when it has none."""
+    if not dist_info:
+        return InstalledSources()
     # One realpath for the directory: pip installs regular files (wheels hold
     # no symlinks), so each file's own path only needs normalising.
     base = os.path.realpath(os.path.dirname(dist_info))

@@ -33,6 +33,7 @@ from ._admission import (
     environ,
 )
 from ._config import Config, load_config
+from ._decisions import Decision
 from ._dist_files import InstalledSources, installed_sources
 from ._entrypoints import PackRecord, find_packs
 from ._hook_runner import HookFailure, HookImpl, HookRunner
@@ -103,6 +104,7 @@ class PluginHost:
         self.report = PluginReport()
         self.hooks: HookRunner | None = None
         self._lock = threading.RLock()
+        registry._refusal_listener = weakref.WeakMethod(self._note_refusal)
 
     # -- public operations --------------------------------------------------
 
@@ -275,6 +277,12 @@ class PluginHost:
         logger.warning("Plugin %s %s: %s", outcome.id, outcome.status, outcome.reason)
         logger.debug("Plugin %s traceback:\n%s", outcome.id, outcome.traceback)
         return outcome
+
+    def _note_refusal(self, decision: Decision) -> None:
+        """A loaded plugin was refused something after loading: add it to its report line."""
+        active = self.active.get(decision.owner)
+        if active is not None:  # while loading, _summarise reads the log instead
+            active.outcome.refused.append({"tool": decision.tool, "reason": decision.reason})
 
     def _summarise(self, outcome: PluginOutcome, since: int) -> None:
         """Fill in what the plugin won and lost, from the registry's decision log."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ._decisions import Decision, DecisionLog
 from ._entry import Handler
@@ -44,6 +44,9 @@ class PolicySeamMixin:
         # Set by host code registering on a pack's behalf (a process-isolated
         # pack's tools); per thread, so no other thread's writes are affected.
         self._acting = threading.local()
+        #: Told of every refusal, so a plugin report can show ones that come
+        #: after loading (a hook's, at call time). Weak: a host may be dropped.
+        self._refusal_listener: Callable[[], Callable[[Decision], None] | None] | None = None
 
     def register_plugin_override_policy(
         self,
@@ -113,16 +116,18 @@ class PolicySeamMixin:
 
     def _refused(self, policy: PluginPolicy, reason: str, tool: str = "") -> None:
         logger.error("REFUSED: %s", reason)
-        self._log.append(
-            Decision(
-                action="rejected",
-                tool=tool,
-                toolset="",
-                owner=policy.plugin_id,
-                reason=reason,
-                generation=self._generation,
-            )
+        decision = Decision(
+            action="rejected",
+            tool=tool,
+            toolset="",
+            owner=policy.plugin_id,
+            reason=reason,
+            generation=self._generation,
         )
+        self._log.append(decision)
+        listener = self._refusal_listener() if self._refusal_listener is not None else None
+        if listener is not None:
+            listener(decision)
         raise PermissionError(reason)
 
     def _owner_for(
