@@ -110,7 +110,8 @@ def bench_in_process(site: str, cache: str, cfg: Config) -> list[Result]:
         samples=cfg.cold_samples,
     )["cold"]
     return [
-        Result("warm find_packs, in process", best["warm"], best["floor"], target=0.5, note=note),
+        # The hit is checked against every entry_points.txt, as the floor reads them.
+        Result("warm find_packs, in process", best["warm"], best["floor"], target=1.0, note=note),
         Result("cold find_packs, in process", cold, best["floor"], note="empty cache, min"),
     ]
 
