@@ -119,3 +119,13 @@ def pack_venv(tmp_path_factory: pytest.TempPathFactory):
     from dists import build_pack_venv
 
     return build_pack_venv(tmp_path_factory.mktemp("pack-venv"))
+
+
+@pytest.fixture
+def cache_problems(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str], dict[str, str]]:
+    """This process's record of distrusted caches, fresh for the test; read it after acting."""
+    from toolreg import _cache_files
+
+    record: dict[tuple[str, str], dict[str, str]] = {}
+    monkeypatch.setattr(_cache_files, "_problems", record)
+    return record

@@ -351,5 +351,5 @@ def build_pack_venv(root: Path) -> PackVenv:
     # The packs' only dependency is toolreg, installed just above from the wheel.
     subprocess.run([*pip, "--no-deps", *packs], check=True)
     cache = root / "cache"
-    cache.mkdir()
+    cache.mkdir(mode=0o700)  # a cache others may write is ignored
     return PackVenv(root=root, python=python, toolreg=bindir / "toolreg", cache_dir=cache)
