@@ -1,20 +1,32 @@
 """Reading a dist-info's files as :mod:`importlib.metadata` does, without importing it.
 
-Used only to check a pack cache hit (see :mod:`toolreg._entrypoints`): the cold
-path reads metadata with ``importlib.metadata`` itself. Where a file is laid out
-in a way these readers do not mirror exactly (folded headers, a stray line),
-they report a difference, the hit is refused and the full scan runs: a
-difference can cost time, never change an answer.
+Importing it (or the ``importlib_metadata`` backport) costs 30-50 ms of
+start-up that the warm path otherwise never pays. Two readers live here:
+
+- ``RECORD`` (with :mod:`csv`, as importlib reads it): the files a pack's
+  distribution installed, which are its identity for the policy gate. Editable
+  installs record a ``.pth`` or a finder instead of the sources; for those the
+  loader falls back to the directories of the pack's module namespace.
+- ``entry_points.txt`` and ``METADATA``: only to check a pack cache hit (see
+  :mod:`toolreg._entrypoints`); the cold path reads metadata with
+  ``importlib.metadata`` itself. Where a file is laid out in a way these
+  readers do not mirror exactly (folded headers, a stray line), they report a
+  difference, the hit is refused and the full scan runs: a difference can
+  cost time, never change an answer.
 """
 
 from __future__ import annotations
 
+import csv
+import logging
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._metadata_listing import canonical
+
+logger = logging.getLogger("toolreg.plugins")
 
 _REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
 # email's line ends, not str.splitlines' (which also splits on \f, \x1c, ...).
@@ -135,3 +147,46 @@ def requires_toolreg(requirements: Sequence[str]) -> str | None:
         if match and canonical(match.group(1)) == "toolreg":
             return requirement.strip()
     return None
+
+
+# -- RECORD: the files a distribution installed ----------------------------------------
+
+#: Suffixes whose code objects carry the file as ``co_filename``.
+_CODE_SUFFIXES = (".py", ".pyw")
+
+
+@dataclass(frozen=True)
+class InstalledSources:
+    #: Real paths of the Python sources the RECORD lists.
+    files: frozenset[str] = frozenset()
+    #: Top-level modules those sources make up (``pkg`` for ``pkg/x.py``).
+    top_level: frozenset[str] = frozenset()
+
+    def covers(self, namespace: str) -> bool:
+        """Whether the RECORD holds the namespace's code (not an editable install)."""
+        return namespace in self.top_level
+
+
+def installed_sources(dist_info: str) -> InstalledSources:
+    """The Python sources a distribution's RECORD lists; empty when it has none."""
+    if not dist_info:
+        return InstalledSources()
+    # One realpath for the directory: pip installs regular files (wheels hold
+    # no symlinks), so each file's own path only needs normalising.
+    base = os.path.realpath(os.path.dirname(dist_info))
+    try:
+        with open(os.path.join(dist_info, "RECORD"), encoding="utf-8", newline="") as f:
+            paths = [row[0] for row in csv.reader(f) if row]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        logger.debug("Cannot read RECORD of %s: %s", dist_info, exc)
+        return InstalledSources()
+    files, tops = set(), set()
+    for path in paths:
+        if not path.endswith(_CODE_SUFFIXES):
+            continue
+        # Files outside site-packages (``../``, data and scripts) are the pack's too.
+        files.add(os.path.normpath(os.path.join(base, path)))
+        parts = path.replace("\\", "/").split("/")
+        if ".." not in parts:
+            tops.add(parts[0] if len(parts) > 1 else parts[0].rsplit(".", 1)[0])
+    return InstalledSources(frozenset(files), frozenset(tops))

@@ -34,7 +34,7 @@ from ._admission import (
 )
 from ._config import Config, load_config
 from ._decisions import Decision
-from ._dist_files import InstalledSources, installed_sources
+from ._dist_info import InstalledSources, installed_sources
 from ._entrypoints import PackRecord, find_packs
 from ._hook_runner import HookFailure, HookImpl, HookRunner
 from ._local_plugins import LocalPlugin, find_local_plugins, import_local

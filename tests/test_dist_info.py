@@ -1,4 +1,4 @@
-"""RECORD → a distribution's source files, read off real installed distributions."""
+"""Reading dist-info files: RECORD, read off real installed distributions."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pluggy
 
 import toolreg
-from toolreg._dist_files import installed_sources
+from toolreg._dist_info import installed_sources
 
 
 def dist_info(name: str) -> str:
