@@ -159,7 +159,7 @@ HOSTILE: dict[str, tuple[dict[str, str], dict[str, str], list[str]]] = {
     "toolreg-future": (
         {"future_pack/__init__.py": "RAN = True\n"},
         {"future": "future_pack"},
-        ["toolreg>=99"],
+        ["toolreg-core>=99"],
     ),
     "toolreg-badschema": (
         {
@@ -345,7 +345,7 @@ def build_pack_venv(root: Path) -> PackVenv:
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
     python = bindir / "python"
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    toolreg_wheel = next(wheels.glob("toolreg-*.whl"))
+    toolreg_wheel = next(wheels.glob("toolreg_core-*.whl"))
     subprocess.run([*pip, str(toolreg_wheel), "pytest"], check=True)
     packs = [str(w) for w in wheels.glob("*.whl") if w != toolreg_wheel]
     # The packs' only dependency is toolreg, installed just above from the wheel.

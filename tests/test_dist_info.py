@@ -27,7 +27,7 @@ def test_an_editable_install_does_not_cover_its_namespace():
     # The test venv installs toolreg with `pip install -e`: its RECORD holds a
     # .pth or a finder, not toolreg's sources, so the namespace's directories
     # must stand in for it.
-    info = dist_info("toolreg")
+    info = dist_info("toolreg_core")
     sources = installed_sources(info)
     assert os.path.realpath(toolreg.__file__) not in sources.files
     assert not sources.covers("toolreg")

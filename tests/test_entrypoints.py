@@ -89,19 +89,22 @@ def test_only_the_group_counts(site: Path) -> None:
 
 
 def test_requires_toolreg(site: Path) -> None:
-    make_dist(site, "plain", tools={"p": "p"}, requires=("requests>=2", "toolreg>=0.1,<0.2"))
-    marker = 'toolreg>=1; python_version >= "3.10"'
+    make_dist(site, "plain", tools={"p": "p"}, requires=("requests>=2", "toolreg-core>=0.1,<0.2"))
+    marker = 'toolreg-core>=1; python_version >= "3.10"'
     make_dist(site, "marked", tools={"m": "m"}, requires=(marker,))
-    make_dist(site, "spelled", tools={"s": "s"}, requires=("Toolreg[mcp] >=0.1",))
-    make_dist(site, "lookalike", tools={"x": "x"}, requires=("toolregistry>=2", "toolreg-x"))
+    make_dist(site, "spelled", tools={"s": "s"}, requires=("Toolreg_Core[mcp] >=0.1",))
+    # "toolreg" on PyPI is an unrelated project: requiring it says nothing about us.
+    make_dist(
+        site, "lookalike", tools={"x": "x"}, requires=("toolregistry>=2", "toolreg>=9", "toolreg-x")
+    )
     make_dist(site, "none", tools={"n": "n"})
     found = {p.plugin_id: p.requires_toolreg for p in find_packs(path=[str(site)])}
     assert found == {
         "lookalike": None,
         "marked": marker,
         "none": None,
-        "plain": "toolreg>=0.1,<0.2",
-        "spelled": "Toolreg[mcp] >=0.1",
+        "plain": "toolreg-core>=0.1,<0.2",
+        "spelled": "Toolreg_Core[mcp] >=0.1",
     }
 
 
@@ -257,7 +260,7 @@ def other_version(records: list[list]) -> list[list]:
 
 
 def other_requirement(records: list[list]) -> list[list]:
-    by_id(records, "greedy")[4] = "toolreg>=99"
+    by_id(records, "greedy")[4] = "toolreg-core>=99"
     return records
 
 
@@ -293,7 +296,7 @@ def test_forged_pack_cache_changes_nothing(
     site: Path, cache_dir: Path, cache_problems: dict, change, rule: str
 ) -> None:
     make_dist(site, "audit", tools={"audit": "audit_hooks"})
-    make_dist(site, "greedy", "1.0", {"greedy": "greedy_pack"}, requires=("toolreg>=0.1",))
+    make_dist(site, "greedy", "1.0", {"greedy": "greedy_pack"}, requires=("toolreg-core>=0.1",))
     make_dist(site, "sandbox", "2.0", {"sandbox": "sandbox_pack"})
     truth = find_packs(path=[str(site)], use_cache=False)
     assert find_packs(path=[str(site)]) == truth
@@ -388,7 +391,7 @@ def test_forged_pack_cache_in_a_real_venv(pack_venv, tmp_path: Path) -> None:
     ("metadata", "entry_points"),
     [
         ("Name: plain\nVersion: 1.0\n\nName: not-a-header\n", "[toolreg.tools]\na = b\n"),
-        ("Name: crlf\r\nVersion: 1\r\nRequires-Dist: toolreg>=0.1\r\n\r\nbody", "[x]\r\n"),
+        ("Name: crlf\r\nVersion: 1\r\nRequires-Dist: toolreg-core>=0.1\r\n\r\nbody", "[x]\r\n"),
         ("name: Lower_Case\nVERSION: 2\nrequires-dist: ToolReg ; extra == 'x'\n", ""),
         ("Name: folded\n  still-name\nVersion: 1\n", "[toolreg.tools]\na=b\n"),
         ("Name: twice\nName: second\nVersion: 1\nVersion: 2\n", "[[toolreg.tools]]\na=b=c\n"),
@@ -441,7 +444,7 @@ def test_warm_path_imports_no_metadata_library_and_reads_no_metadata(
     site: Path, cache_dir: Path
 ) -> None:
     for i in range(3):
-        make_dist(site, f"pack{i}", tools={"t": f"pack{i}.tools"}, requires=("toolreg>=0.1",))
+        make_dist(site, f"pack{i}", tools={"t": f"pack{i}.tools"}, requires=("toolreg-core>=0.1",))
     env = {**os.environ, "TOOLREG_CACHE_DIR": str(cache_dir)}
 
     def probe() -> dict:
@@ -469,7 +472,7 @@ build-backend = "hatchling.build"
 [project]
 name = "Toolreg_Demo"
 version = "0.3.0"
-dependencies = ['toolreg>=0.1; python_version >= "3.10"']
+dependencies = ['toolreg-core>=0.1; python_version >= "3.10"']
 
 [project.entry-points."toolreg.tools"]
 demo = "toolreg_demo.tools:register"
@@ -496,6 +499,6 @@ def test_real_pip_install_end_to_end(tmp_path: Path) -> None:
     assert pack.version == "0.3.0"
     assert pack.entry_points == (("demo", "toolreg_demo.tools:register"),)
     # The backend may re-quote the marker; the requirement itself is kept whole.
-    assert pack.requires_toolreg.replace('"', "'") == "toolreg>=0.1; python_version >= '3.10'"
+    assert pack.requires_toolreg.replace('"', "'") == "toolreg-core>=0.1; python_version >= '3.10'"
     assert pack.namespaces == ("toolreg_demo",)
     assert Path(pack.path).parent == target

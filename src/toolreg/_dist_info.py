@@ -140,11 +140,15 @@ def metadata_headers(text: str) -> dict[str, list[str]] | None:
     return found
 
 
+#: toolreg's distribution name. ``toolreg`` on PyPI is another project.
+DISTRIBUTION = "toolreg-core"
+
+
 def requires_toolreg(requirements: Sequence[str]) -> str | None:
-    """Return the first requirement naming ``toolreg`` itself (not ``toolregistry``)."""
+    """Return the first requirement naming toolreg's distribution, ``toolreg-core``."""
     for requirement in requirements:
         match = _REQUIREMENT_NAME.match(requirement)
-        if match and canonical(match.group(1)) == "toolreg":
+        if match and canonical(match.group(1)) == DISTRIBUTION:
             return requirement.strip()
     return None
 

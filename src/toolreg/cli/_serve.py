@@ -45,7 +45,7 @@ Only available tools are offered; clients are told when the list changes.
 On POSIX, SIGHUP re-reads the config and reloads tool packs and local plugins.
 HTTP binds 127.0.0.1 and has no authentication: for remote use put a reverse
 proxy with auth in front. GET /healthz answers {"status": "ok", ...}.
-Needs the MCP SDK: pip install 'toolreg[mcp]'. Details: docs/mcp.md
+Needs the MCP SDK: pip install 'toolreg-core[mcp]'. Details: docs/mcp.md
 """
 
 
@@ -95,7 +95,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             import toolreg._mcp.server  # noqa: F401
         except ImportError as exc:
             raise CliError(
-                f"toolreg serve needs the MCP SDK ({exc}); install it: pip install 'toolreg[mcp]'"
+                f"toolreg serve needs the MCP SDK ({exc}); "
+                "install it: pip install 'toolreg-core[mcp]'"
             ) from None
         if args.transport == "stdio":
             with fd1_to_stderr():  # stdout is the protocol stream: nothing else may reach it
