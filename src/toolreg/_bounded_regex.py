@@ -37,18 +37,23 @@ class RegexTimeout(Exception):
 
 
 class _Budget:
-    __slots__ = ("seconds", "end")
+    __slots__ = ("seconds", "end", "per_match")
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, per_match: float | None = None) -> None:
         self.seconds = seconds
         self.end = time.monotonic() + seconds
+        self.per_match = per_match
 
 
 @contextmanager
-def time_budget(seconds: float) -> Iterator[None]:
-    """Let every bounded match in this thread, until the block ends, share ``seconds``."""
+def time_budget(seconds: float, *, per_match: float | None = None) -> Iterator[None]:
+    """Let every bounded match in this thread, until the block ends, share ``seconds``.
+
+    ``per_match`` caps any one match further, so a pattern that backtracks is
+    stopped soon even when the budget is sized for a long, honest task.
+    """
     outer = getattr(_current, "budget", None)
-    _current.budget = _Budget(seconds)
+    _current.budget = _Budget(seconds, per_match)
     try:
         yield
     finally:
@@ -77,13 +82,15 @@ class BoundedPattern:
 
     def _run(self, method: Any, string: str, pos: int, endpos: int | None) -> Any:
         budget = getattr(_current, "budget", None) or _Budget(DEFAULT_SECONDS)
-        left = budget.end - time.monotonic()
+        left, limit = budget.end - time.monotonic(), budget.seconds
+        if budget.per_match is not None and budget.per_match < left:
+            left = limit = budget.per_match
         # regex reads a negative timeout as "none", so an exhausted budget stops here.
         if left <= 0:
-            raise RegexTimeout(self.pattern, budget.seconds)
+            raise RegexTimeout(self.pattern, limit)
         try:
             # The engine measures process CPU time, never less than this thread's:
             # a match stops no later than `left` seconds of its own work.
             return method(string, pos, endpos, timeout=left)
         except TimeoutError:
-            raise RegexTimeout(self.pattern, budget.seconds) from None
+            raise RegexTimeout(self.pattern, limit) from None
