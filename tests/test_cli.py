@@ -350,6 +350,7 @@ def test_doctor_json_shape(capsys):
         "plugin_failures",
         "hook_failures",
         "mcp_servers",
+        "warnings",
     }
     assert report["mcp_servers"] == []  # no [mcp.servers] configured
     assert report["summary"]["tools"] == len(registry.get_all_tool_names())
@@ -391,6 +392,36 @@ def test_doctor_lists_unavailable_tool(capsys, host_tool):
     assert "Unavailable tools" in out
     row = next(line for line in out.splitlines() if "cli_doctor_env" in line)
     assert "TOOLREG_CLI_TEST_UNSET" in row
+
+
+def test_doctor_warns_when_the_workspace_fell_back_to_home(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("TOOLREG_WORKSPACE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "doctor", "--json")
+    assert code == 0
+    assert ["TOOLREG_WORKSPACE is not set" in w for w in json.loads(out)["warnings"]] == [True]
+    code, out, _ = run(capsys, "doctor")
+    assert "Warnings (1):" in out and "TOOLREG_WORKSPACE is not set" in out
+    monkeypatch.setenv("TOOLREG_WORKSPACE", str(tmp_path))
+    code, out, _ = run(capsys, "doctor", "--json")
+    assert json.loads(out)["warnings"] == []
+
+
+def test_serve_warns_at_start_when_the_workspace_fell_back_to_home(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TOOLREG_WORKSPACE"}
+    env["HOME"] = str(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolreg", "serve"],
+        input="",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert "toolreg serve: warning: $TOOLREG_WORKSPACE is not set" in proc.stderr, proc.stderr
 
 
 # -- the real entry points -------------------------------------------------------------
