@@ -64,14 +64,29 @@ def _files_under(
             os.close(fd)
 
 
+def _read_upto(fd: int, size: int) -> bytes:
+    """The first ``size`` bytes (fewer at end of file), in as few reads as the OS allows."""
+    chunks = []
+    while size > 0:
+        chunk = os.read(fd, size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
 def _text_of(fd: int) -> str | None:
     """The file's text with universal newlines, or None to skip it; closes ``fd``."""
-    with open(fd, "rb") as fh:
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SEARCH_FILE_BYTES:
             return None
-        data = fh.read(MAX_SEARCH_FILE_BYTES + 1)
-    if len(data) > MAX_SEARCH_FILE_BYTES or is_binary(data[:SNIFF_BYTES]):
+        # The size fstat saw: a file growing meanwhile is read as it was.
+        data = _read_upto(fd, st.st_size)
+    finally:
+        os.close(fd)
+    if is_binary(data[:SNIFF_BYTES]):
         return None
     text = data.decode("utf-8", errors="replace")
     if "\r" in text:  # what text mode's universal newlines did for read_file

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import regex
@@ -45,19 +43,25 @@ class _Budget:
         self.per_match = per_match
 
 
-@contextmanager
-def time_budget(seconds: float, *, per_match: float | None = None) -> Iterator[None]:
+class time_budget:  # noqa: N801 (used as a function: `with time_budget(2):`)
     """Let every bounded match in this thread, until the block ends, share ``seconds``.
 
     ``per_match`` caps any one match further, so a pattern that backtracks is
-    stopped soon even when the budget is sized for a long, honest task.
+    stopped soon even when the budget is sized for a long, honest task. A class
+    rather than a generator context manager: validation opens one on every call.
     """
-    outer = getattr(_current, "budget", None)
-    _current.budget = _Budget(seconds, per_match)
-    try:
-        yield
-    finally:
-        _current.budget = outer
+
+    __slots__ = ("_budget", "_outer")
+
+    def __init__(self, seconds: float, *, per_match: float | None = None) -> None:
+        self._budget = _Budget(seconds, per_match)
+
+    def __enter__(self) -> None:
+        self._outer = getattr(_current, "budget", None)
+        _current.budget = self._budget
+
+    def __exit__(self, *exc: object) -> None:
+        _current.budget = self._outer
 
 
 class BoundedPattern:
@@ -81,10 +85,13 @@ class BoundedPattern:
         return self._run(self._compiled.match, string, pos, endpos)
 
     def _run(self, method: Any, string: str, pos: int, endpos: int | None) -> Any:
-        budget = getattr(_current, "budget", None) or _Budget(DEFAULT_SECONDS)
-        left, limit = budget.end - time.monotonic(), budget.seconds
-        if budget.per_match is not None and budget.per_match < left:
-            left = limit = budget.per_match
+        budget = getattr(_current, "budget", None)
+        if budget is None:
+            left = limit = DEFAULT_SECONDS
+        else:
+            left, limit = budget.end - time.monotonic(), budget.seconds
+            if budget.per_match is not None and budget.per_match < left:
+                left = limit = budget.per_match
         # regex reads a negative timeout as "none", so an exhausted budget stops here.
         if left <= 0:
             raise RegexTimeout(self.pattern, limit)
