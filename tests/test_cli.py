@@ -351,6 +351,7 @@ def test_doctor_json_shape(capsys):
         "hook_failures",
         "mcp_servers",
         "caches",
+        "warnings",
     }
     assert report["mcp_servers"] == []  # no [mcp.servers] configured
     assert report["summary"]["tools"] == len(registry.get_all_tool_names())
@@ -438,6 +439,36 @@ def test_forged_scan_cache_hides_no_builtin_and_doctor_says_so(pack_venv, tmp_pa
     assert "file_tools.py" in problem["reason"]
     out = forge_and_run("doctor").stdout
     assert "No problems found" not in out and "[verdict]" in out
+
+
+def test_doctor_warns_when_the_workspace_fell_back_to_home(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("TOOLREG_WORKSPACE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "doctor", "--json")
+    assert code == 0
+    assert ["TOOLREG_WORKSPACE is not set" in w for w in json.loads(out)["warnings"]] == [True]
+    code, out, _ = run(capsys, "doctor")
+    assert "Warnings (1):" in out and "TOOLREG_WORKSPACE is not set" in out
+    monkeypatch.setenv("TOOLREG_WORKSPACE", str(tmp_path))
+    code, out, _ = run(capsys, "doctor", "--json")
+    assert json.loads(out)["warnings"] == []
+
+
+def test_serve_warns_at_start_when_the_workspace_fell_back_to_home(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TOOLREG_WORKSPACE"}
+    env["HOME"] = str(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolreg", "serve"],
+        input="",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert "toolreg serve: warning: $TOOLREG_WORKSPACE is not set" in proc.stderr, proc.stderr
 
 
 # -- the real entry points -------------------------------------------------------------

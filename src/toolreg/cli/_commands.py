@@ -236,7 +236,20 @@ def doctor_report() -> dict[str, Any]:
         "hook_failures": [f.to_dict() for f in _hook_failures()],
         "mcp_servers": _mcp_servers(),
         "caches": get_cache_problems(),
+        "warnings": workspace_warnings(),
     }
+
+
+def workspace_warnings() -> list[str]:
+    """The built-in file and terminal tools' warning about a root nobody chose, if loaded."""
+    if not any(registry.get_tool_names_for_toolset(ts) for ts in ("file", "terminal")):
+        return []
+    try:
+        from builtin_tools._workspace import workspace_warning
+    except ImportError:  # a host that ships without the built-in tools
+        return []
+    warning = workspace_warning()
+    return [warning] if warning else []
 
 
 def _mcp_servers() -> list[dict[str, Any]]:

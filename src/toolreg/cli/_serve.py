@@ -24,7 +24,7 @@ from toolreg import (
     reload_plugins,
 )
 
-from ._commands import _did_you_mean, load
+from ._commands import _did_you_mean, load, workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 from ._logs import fd1_to_stderr, quiet_loading
 from ._state import state
@@ -113,6 +113,8 @@ def _serve(args: argparse.Namespace, reload_first: list[bool]) -> int:
 
     verbose = getattr(args, "verbose", False)
     _check_toolsets(args.toolset)
+    for warning in workspace_warnings():  # the file tools' root fell back to / or $HOME
+        _say(f"warning: {warning}")
     server = ToolServer(
         registry, args.toolset, stateless=args.stateless, reload=lambda: _reload(args)
     )
