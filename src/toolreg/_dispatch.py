@@ -144,10 +144,10 @@ class DispatchMixin:
 
     _tools: dict[str, ToolEntry]
     get_options: Callable[[str], ToolOptions | None]
+    _require_host: Callable[[str], None]
 
     def _init_dispatch(self) -> None:
         self._dispatch_hooks: DispatchHooks | None = None
-        self._hooked = False
         self._plans: dict[str, _Plan] = {}
         self._validation = True
 
@@ -172,7 +172,8 @@ class DispatchMixin:
             self._plans.pop(name, None)
 
     def set_validation(self, enabled: bool) -> None:
-        """Turn argument validation on or off for every tool (operator switch)."""
+        """Turn argument validation on or off for every tool (operator switch). Host only."""
+        self._require_host("turn argument validation " + ("on" if enabled else "off"))
         self._validation = bool(enabled)
         self._plans.clear()
 
@@ -183,7 +184,14 @@ class DispatchMixin:
     # -- dispatch -------------------------------------------------------------
 
     def dispatch(self, name: str, args: dict[str, Any], **kwargs: Any) -> str | dict[str, Any]:
-        """Run tool ``name`` with ``args``; always returns a str or multimodal dict."""
+        """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
+
+        Dispatch hooks, when a pack installed some, run around every call, however
+        the method was obtained (a host may keep ``registry.dispatch`` from
+        before plugins loaded).
+        """
+        if self._dispatch_hooks is not None:
+            return self._hooked_dispatch(name, args, kwargs)
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
             return tool_error(f"Unknown tool: {name}")
@@ -205,6 +213,13 @@ class DispatchMixin:
         self, name: str, args: dict[str, Any], **kwargs: Any
     ) -> str | dict[str, Any]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread."""
+        if self._dispatch_hooks is not None:
+            return await self._hooked_adispatch(name, args, kwargs)
+        return await self._adispatch(name, args, kwargs)
+
+    async def _adispatch(
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
             return tool_error(f"Unknown tool: {name}")
@@ -232,29 +247,25 @@ class DispatchMixin:
         return _off_contract(entry, result)
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
-        """Install (or with None, remove) the hooks around every dispatch.
-
-        Without hooks, ``dispatch`` is the plain method: no hook layer costs
-        anything until some pack implements a dispatch hook. (Touching
-        ``__dict__`` directly would de-optimise every attribute read of the
-        instance, so only plain attribute assignment and ``del`` are used.)
-        """
+        """Install (or with None, remove) the hooks around every dispatch. Host only."""
+        self._require_host("change the dispatch hooks")
         self._dispatch_hooks = hooks
-        if hooks is None and self._hooked:
-            del self.dispatch
-            del self.adispatch
-            self._hooked = False
-        elif hooks is not None and not self._hooked:
-            self.dispatch = self._hooked_dispatch  # type: ignore[method-assign]
-            self.adispatch = self._hooked_adispatch  # type: ignore[method-assign]
-            self._hooked = True
+
+    def _dispatch(
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        """``dispatch`` without the hooks: the general path, which covers the fast one."""
+        plan = self._plans.get(name) or self._plan(name)
+        if plan is None:
+            return tool_error(f"Unknown tool: {name}")
+        return _dispatch_checked(plan, args, kwargs)
 
     def _hooked_dispatch(
-        self, name: str, args: dict[str, Any], **kwargs: Any
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
     ) -> str | dict[str, Any]:
         hooks = self._dispatch_hooks
         if hooks is None:
-            return DispatchMixin.dispatch(self, name, args, **kwargs)
+            return self._dispatch(name, args, kwargs)
         # Hooks read the arguments as the handler will: never as a JSON string.
         args, problem = _parsed(name, args)
         if problem is not None:
@@ -262,15 +273,15 @@ class DispatchMixin:
         blocked = hooks.before(name, args)
         if blocked is not None:
             return tool_error(blocked, error_type="blocked", tool=name)
-        result = DispatchMixin.dispatch(self, name, args, **kwargs)
+        result = self._dispatch(name, args, kwargs)
         return hooks.after(name, args, result)
 
     async def _hooked_adispatch(
-        self, name: str, args: dict[str, Any], **kwargs: Any
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
     ) -> str | dict[str, Any]:
         hooks = self._dispatch_hooks
         if hooks is None:
-            return await DispatchMixin.adispatch(self, name, args, **kwargs)
+            return await self._adispatch(name, args, kwargs)
         args, problem = _parsed(name, args)
         if problem is not None:
             return problem
@@ -280,5 +291,5 @@ class DispatchMixin:
         blocked = await asyncio.to_thread(hooks.before, name, args)
         if blocked is not None:
             return tool_error(blocked, error_type="blocked", tool=name)
-        result = await DispatchMixin.adispatch(self, name, args, **kwargs)
+        result = await self._adispatch(name, args, kwargs)
         return await asyncio.to_thread(hooks.after, name, args, result)

@@ -107,13 +107,16 @@ def same_party(a: Owner, b: Owner) -> bool:
 
 
 def judge_removal(name: str, owner: Owner, callers: Sequence[PluginPolicy], how: str) -> str | None:
-    """Why the calling plugins may not remove ``name`` (owned by ``owner``); None if they may."""
+    """Why the calling plugins may not remove ``name`` (owned by ``owner``) with ``how``.
+
+    None if they may.
+    """
     for policy in callers:
         if policy == owner.policy or policy.allowed:
             continue
         return (
-            f"plugin {policy.plugin_id!r} may not {how} tool {name!r} owned by "
-            f"{owner.label}; set {policy.config_key} = true to allow it"
+            f"plugin {policy.plugin_id!r} may not remove tool {name!r} owned by "
+            f"{owner.label} (with {how}); set {policy.config_key} = true to allow it"
         )
     return None
 

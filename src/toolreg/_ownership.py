@@ -31,6 +31,23 @@ from typing import Any
 RESERVED_NAMESPACES = frozenset({"toolreg", "builtin_tools"})
 BUILTIN_NAMESPACE = "builtin_tools"
 
+#: Owner labels toolreg gives out itself; no pack can be named so (see reserved_label).
+BUILTIN_LABEL = "builtin"
+HOST_LABEL = "host"
+MCP_LABEL_PREFIX = "mcp:"
+LOCAL_LABEL_PREFIX = "local:"
+
+
+def reserved_label(plugin_id: str) -> str | None:
+    """The reserved label a pack's id would collide with, or None."""
+    if plugin_id in (BUILTIN_LABEL, HOST_LABEL):
+        return plugin_id
+    for prefix in (MCP_LABEL_PREFIX, LOCAL_LABEL_PREFIX):
+        if plugin_id.startswith(prefix):
+            return prefix + "*"
+    return None
+
+
 # Deep enough for any real decorator stack; bounded so a cycle cannot hang us.
 _MAX_UNWRAP = 32
 # Distinct source files remembered per policy generation; a process has far fewer.

@@ -25,8 +25,16 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from . import hookspecs
-from ._admission import check_compatible, check_enabled, check_namespaces, environ
+from ._admission import (
+    check_compatible,
+    check_enabled,
+    check_identity,
+    check_namespaces,
+    environ,
+)
 from ._config import Config, load_config
+from ._decisions import Decision
+from ._dist_info import InstalledSources, installed_sources
 from ._entrypoints import PackRecord, find_packs
 from ._hook_runner import HookFailure, HookImpl, HookRunner
 from ._local_plugins import LocalPlugin, find_local_plugins, import_local
@@ -97,10 +105,12 @@ class PluginHost:
         #: The processes of packs with isolation = "process"; made on first use.
         self.isolated: IsolatedPacks | None = None
         self._lock = threading.RLock()
+        registry._refusal_listener = weakref.WeakMethod(self._note_refusal)
 
     # -- public operations --------------------------------------------------
 
     def load_all(self, packs: Sequence[PackRecord] | None = None) -> PluginReport:
+        self.registry._require_host("load plugins")
         with self._lock:
             report = PluginReport()
             claimed = {ns: pid for pid, a in self.active.items() for ns in a.namespaces}
@@ -115,7 +125,8 @@ class PluginHost:
             return report
 
     def unload(self, plugin_id: str) -> bool:
-        """Remove a plugin's tools (restoring what it overrode) and hooks."""
+        """Remove a plugin's tools (restoring what it overrode) and hooks. Host only."""
+        self.registry._require_host(f"unload plugin {plugin_id!r}")
         with self._lock:
             active = self.active.pop(plugin_id, None)
             if active is None:
@@ -126,6 +137,7 @@ class PluginHost:
             return True
 
     def unload_all(self) -> None:
+        self.registry._require_host("unload plugins")
         with self._lock:
             for plugin_id in list(self.active):
                 self.unload(plugin_id)
@@ -152,13 +164,16 @@ class PluginHost:
         if verdict is not None:
             outcome.status, outcome.reason = verdict.status, verdict.reason  # type: ignore[assignment]
             return outcome
-        refusal = check_namespaces(record.plugin_id, record.namespaces, claimed)
+        refusal = check_identity(record.plugin_id) or check_namespaces(
+            record.plugin_id, record.namespaces, claimed
+        )
         if refusal is not None:
             return self._fail(outcome, refusal)
         if self.config.plugins.isolation_of(record.plugin_id) == "process":
             return self._load_isolated(outcome, record)
         targets = [value for _, value in record.entry_points]
-        if self._activate(outcome, record.namespaces, targets, paths=None):
+        sources = installed_sources(record.path)
+        if self._activate(outcome, record.namespaces, targets, sources=sources):
             for namespace in record.namespaces:
                 claimed[namespace] = record.plugin_id
         return outcome
@@ -178,7 +193,7 @@ class PluginHost:
             return outcome
         if self.config.plugins.isolation_of(plugin.plugin_id) == "process":
             return self._load_isolated(outcome, plugin)
-        self._activate(outcome, (plugin.namespace,), [plugin], paths=[str(plugin.path)])
+        self._activate(outcome, (plugin.namespace,), [plugin], local_file=str(plugin.path))
         return outcome
 
     def _activate(
@@ -186,7 +201,8 @@ class PluginHost:
         outcome: PluginOutcome,
         namespaces: tuple[str, ...],
         targets: Sequence[str | LocalPlugin],
-        paths: list[str] | None,
+        sources: InstalledSources | None = None,
+        local_file: str | None = None,
     ) -> bool:
         plugin_id = outcome.id
         settings = self.config.plugins.entry(plugin_id)
@@ -194,12 +210,21 @@ class PluginHost:
         objects: list[Any] = []
         try:
             for namespace in namespaces:
+                # The pack is the files its RECORD lists; an editable install's
+                # RECORD has none of them, so its namespace's directories stand in.
+                if local_file is not None:
+                    files, paths = (), [local_file]
+                elif sources is not None and sources.covers(namespace):
+                    files, paths = sources.files, []
+                else:
+                    files, paths = (sources.files if sources else ()), None
                 self.registry.register_plugin_override_policy(
                     namespace,
                     settings.allow_tool_override,
                     plugin_id=plugin_id,
                     paths=paths,
                     tool_patterns=settings.tools,
+                    files=files,
                 )
             # A module already imported (by the host, or into another registry)
             # would not run its registrations again: always import it afresh.
@@ -244,7 +269,7 @@ class PluginHost:
         try:
             from ._isolation.supervisor import IsolatedPacks  # the MCP SDK: on first use
         except ImportError as exc:
-            needs = "isolation = \"process\" needs the MCP SDK: pip install 'toolreg[mcp]'"
+            needs = "isolation = \"process\" needs the MCP SDK: pip install 'toolreg-core[mcp]'"
             return self._fail(outcome, ImportError(f"{needs} ({exc})"))
         try:
             if self.isolated is None:
@@ -293,6 +318,12 @@ class PluginHost:
         logger.warning("Plugin %s %s: %s", outcome.id, outcome.status, outcome.reason)
         logger.debug("Plugin %s traceback:\n%s", outcome.id, outcome.traceback)
         return outcome
+
+    def _note_refusal(self, decision: Decision) -> None:
+        """A loaded plugin was refused something after loading: add it to its report line."""
+        active = self.active.get(decision.owner)
+        if active is not None:  # while loading, _summarise reads the log instead
+            active.outcome.refused.append({"tool": decision.tool, "reason": decision.reason})
 
     def _summarise(self, outcome: PluginOutcome, since: int) -> None:
         """Fill in what the plugin won and lost, from the registry's decision log."""

@@ -11,12 +11,15 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ._decisions import Decision, DecisionLog
 from ._entry import Handler
-from ._gate import is_mcp, judge_host_action
+from ._gate import MCP_PREFIX, is_mcp, judge_host_action
 from ._ownership import (
+    BUILTIN_LABEL,
+    HOST_LABEL,
+    MCP_LABEL_PREFIX,
     Owner,
     PluginPolicy,
     PolicyBook,
@@ -41,6 +44,9 @@ class PolicySeamMixin:
         # Set by host code registering on a pack's behalf (a process-isolated
         # pack's tools); per thread, so no other thread's writes are affected.
         self._acting = threading.local()
+        #: Told of every refusal, so a plugin report can show ones that come
+        #: after loading (a hook's, at call time). Weak: a host may be dropped.
+        self._refusal_listener: Callable[[], Callable[[Decision], None] | None] | None = None
 
     def register_plugin_override_policy(
         self,
@@ -110,16 +116,18 @@ class PolicySeamMixin:
 
     def _refused(self, policy: PluginPolicy, reason: str, tool: str = "") -> None:
         logger.error("REFUSED: %s", reason)
-        self._log.append(
-            Decision(
-                action="rejected",
-                tool=tool,
-                toolset="",
-                owner=policy.plugin_id,
-                reason=reason,
-                generation=self._generation,
-            )
+        decision = Decision(
+            action="rejected",
+            tool=tool,
+            toolset="",
+            owner=policy.plugin_id,
+            reason=reason,
+            generation=self._generation,
         )
+        self._log.append(decision)
+        listener = self._refusal_listener() if self._refusal_listener is not None else None
+        if listener is not None:
+            listener(decision)
         raise PermissionError(reason)
 
     def _owner_for(
@@ -135,7 +143,7 @@ class PolicySeamMixin:
         if plugins:
             return Owner(plugins[0].plugin_id, plugins[0]), plugins
         if is_mcp(toolset):
-            return Owner("mcp:" + toolset.removeprefix("mcp-")), []
+            return Owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX)), []
         if is_builtin(origins) or is_builtin(stack):
-            return Owner("builtin"), []
-        return Owner("host"), []
+            return Owner(BUILTIN_LABEL), []
+        return Owner(HOST_LABEL), []

@@ -238,7 +238,7 @@ class ToolTable(PolicySeamMixin):
                 if self._admit(entry, owner, plugins, override=False) is not None:
                     added[entry.name] = (entry, owner, options)
             removed = tuple(sorted(current - added.keys()))
-            self._check_removal(removed, callers, "replace (remove)")
+            self._check_removal(removed, callers, "replace_toolset")
             self._publish(added, removed=removed, action=None)
             return sorted(added)
 
@@ -253,7 +253,7 @@ class ToolTable(PolicySeamMixin):
         callers = self._callers()
         with self._lock:
             owned = sorted(name for name, meta in self._meta.items() if meta[0].label == label)
-            self._check_removal(owned, callers, "remove (remove_owner)")
+            self._check_removal(owned, callers, "remove_owner")
             restored: dict[str, Slot] = {}
             for name in list(self._shadowed):
                 records = self._shadowed[name]

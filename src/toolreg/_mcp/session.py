@@ -179,12 +179,16 @@ class ServerLink:
                 logger.warning("MCP server %s: %s", self.name, reason)
                 self.registry.record_rejection(entry, reason)
         self.tool_names = self.registry.replace_toolset(self.toolset, entries)
-        if not self._aliased:
-            self._aliased = True  # tried once: a refused alias stays refused
+        # An alias dies with its toolset's last tool, so it is re-made when tools return.
+        if self.tool_names and self.registry.resolve_toolset(self.name) != self.toolset:
             try:
                 self.registry.register_toolset_alias(self.name, self.toolset)
             except ValueError as exc:
-                logger.warning("MCP server %s: no toolset alias %r: %s", self.name, self.name, exc)
+                if not self._aliased:  # warned once: a refused alias stays refused
+                    logger.warning(
+                        "MCP server %s: no toolset alias %r: %s", self.name, self.name, exc
+                    )
+            self._aliased = True
 
     def mark_lost(self) -> None:
         """The connection is gone: reconnect (call on the loop)."""

@@ -37,8 +37,8 @@ def plugin_table(report: PluginReport) -> str:
     text = _render.table(headers, rows)
     refused = [(o.id, r) for o in report for r in o.refused]
     if refused:
-        text += "\n\nRefused registrations:\n"
-        text += "\n".join(f"  {pid}: {r['tool']}: {r['reason']}" for pid, r in refused)
+        text += "\n\nRefused registrations and actions:\n"
+        text += "\n".join(f"  {pid}: {r['tool'] or '-'}: {r['reason']}" for pid, r in refused)
     return text
 
 

@@ -59,7 +59,9 @@ def doctor_report(report: dict[str, Any]) -> str:
     plugins = report.get("plugin_failures", [])
     hooks = report.get("hook_failures", [])
     mcp = [s for s in report.get("mcp_servers", []) if s["state"] not in ("connected", "disabled")]
-    if not (failures or unavailable or rejected or plugins or hooks or mcp):
+    caches = report.get("caches", [])
+    warnings = report.get("warnings", [])
+    if not (failures or unavailable or rejected or plugins or hooks or mcp or caches or warnings):
         lines.append("No problems found.")
         return "\n".join(lines)
 
@@ -86,6 +88,12 @@ def doctor_report(report: dict[str, Any]) -> str:
             f"{s.get('last_error') or 'no error recorded'}"
             for s in mcp
         ]
+    if caches:
+        lines += ["", f"Caches not trusted, rescanned instead ({len(caches)}):"]
+        lines += [f"  {c['cache']} {c['file']} [{c['rule']}]: {c['reason']}" for c in caches]
+    if warnings:
+        lines += ["", f"Warnings ({len(warnings)}):"]
+        lines += [f"  {w}" for w in warnings]
     return "\n".join(lines)
 
 
