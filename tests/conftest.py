@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from serve_harness import HttpServer, ServeSetup
 
 from toolreg import ToolRegistry, registry
 
@@ -119,3 +120,25 @@ def pack_venv(tmp_path_factory: pytest.TempPathFactory):
     from dists import build_pack_venv
 
     return build_pack_venv(tmp_path_factory.mktemp("pack-venv"))
+
+
+@pytest.fixture
+def serve_setup(tmp_path: Path) -> Iterator[ServeSetup]:
+    """A plugin folder and config for ``toolreg serve`` subprocesses (``serve_harness``)."""
+    setup = ServeSetup.create(tmp_path)
+    yield setup
+    setup.close()
+
+
+@pytest.fixture
+def http_server(serve_setup: ServeSetup) -> Iterator[Callable[..., HttpServer]]:
+    """Starts ``toolreg serve --transport http`` subprocesses; stops them at teardown."""
+    started: list[HttpServer] = []
+
+    def start(*extra: str, env: dict[str, str] | None = None) -> HttpServer:
+        started.append(HttpServer(serve_setup, *extra, env=env))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.stop()

@@ -38,6 +38,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 
 from toolreg import ToolRegistry, __version__, tool_error
 
+from .http_guard import HttpGuard, is_loopback_host
 from .server_results import call_result
 
 logger = logging.getLogger("toolreg.serve")
@@ -295,8 +296,13 @@ class ToolServer:
                 )
             tg.cancel_scope.cancel()
 
-    def http_app(self, host: str, *, stateless: bool = False) -> Any:
-        """The Starlette app: streamable HTTP at ``/mcp``, and ``GET /healthz``."""
+    def http_app(self, host: str, *, stateless: bool = False, token: str | None = None) -> Any:
+        """The ASGI app: streamable HTTP at ``/mcp`` and ``GET /healthz``, behind the guard.
+
+        The guard (``http_guard``) checks Host and Origin on a loopback ``host``,
+        and the bearer ``token`` when there is one, on every route.
+        """
+        from mcp.server.transport_security import TransportSecuritySettings
         from starlette.requests import Request
         from starlette.responses import JSONResponse
         from starlette.routing import Route
@@ -307,13 +313,15 @@ class ToolServer:
                 {"status": "ok", "tools": len(tools), "generation": self.registry.generation}
             )
 
-        return self.server.streamable_http_app(
+        app = self.server.streamable_http_app(
             streamable_http_path=HTTP_PATH,
             stateless_http=stateless,
-            # The SDK turns on DNS-rebinding protection for loopback hosts.
-            host=host,
+            # The guard checks Host and Origin for every route and every loopback
+            # address; the SDK's own check knows three spellings and only /mcp.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             custom_starlette_routes=[Route("/healthz", health, methods=["GET"])],
         )
+        return HttpGuard(app, loopback=is_loopback_host(host), token=token)
 
     async def serve_http(
         self,
@@ -321,13 +329,14 @@ class ToolServer:
         host: str,
         *,
         stateless: bool = False,
+        token: str | None = None,
         verbose: bool = False,
     ) -> None:
         """Serve streamable HTTP on an already bound socket until SIGINT/SIGTERM."""
         import uvicorn
 
         config = uvicorn.Config(
-            self.http_app(host, stateless=stateless),
+            self.http_app(host, stateless=stateless, token=token),
             # Our CLI logging already sends the root logger to stderr; uvicorn's
             # default config would put access lines on stdout.
             log_config=None,
