@@ -220,11 +220,13 @@ def test_serve_help_shows_client_config(capsys: pytest.CaptureFixture[str]) -> N
         ["serve", "--transport", "http", "--port", "70000"],
         ["serve", "--auth-token-file", "token"],
         ["serve", "--insecure-no-auth"],
+        ["serve", "--max-calls", "0"],
+        ["serve", "--max-calls-per-session", "many"],
     ],
 )
 def test_serve_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
-    assert "toolreg: error:" in capsys.readouterr().err
+    assert ": error:" in capsys.readouterr().err
 
 
 def test_multimodal_blocks_become_mcp_content() -> None:

@@ -24,6 +24,7 @@ from toolreg import (
     reload_plugins,
 )
 
+from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
 from .._mcp.http_guard import TOKEN_ENV, is_loopback_host
 from ._commands import _did_you_mean, load
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
@@ -87,6 +88,21 @@ def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentP
         help="HTTP: no sessions, so replicas can sit behind any load balancer",
     )
     p.add_argument(
+        "--max-calls",
+        metavar="N",
+        type=_positive,
+        default=DEFAULT_MAX_CALLS,
+        help=f"tool calls running at once, over all clients (default: {DEFAULT_MAX_CALLS})",
+    )
+    p.add_argument(
+        "--max-calls-per-session",
+        metavar="N",
+        type=_positive,
+        default=DEFAULT_MAX_CALLS_PER_SESSION,
+        help="tool calls one MCP session may run at once; more wait their turn "
+        f"(default: {DEFAULT_MAX_CALLS_PER_SESSION})",
+    )
+    p.add_argument(
         "--auth-token-file",
         metavar="PATH",
         type=Path,
@@ -138,7 +154,12 @@ def _serve(args: argparse.Namespace, reload_first: list[bool], token: str | None
     verbose = getattr(args, "verbose", False)
     _check_toolsets(args.toolset)
     server = ToolServer(
-        registry, args.toolset, stateless=args.stateless, reload=lambda: _reload(args)
+        registry,
+        args.toolset,
+        stateless=args.stateless,
+        reload=lambda: _reload(args),
+        max_calls=args.max_calls,
+        max_calls_per_session=args.max_calls_per_session,
     )
     server.reload_pending = reload_first  # a SIGHUP that came while loading
     count = len(server.definitions())
@@ -212,6 +233,17 @@ def _check_toolsets(toolsets: list[str] | None) -> None:
         if not registry.get_tool_names_for_toolset(toolset):
             hint = _did_you_mean(toolset, registry.get_toolsets())
             _say(f"warning: toolset {toolset!r} has no tools{hint}")
+
+
+def _positive(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
 
 
 def _http_token(args: argparse.Namespace) -> str | None:
