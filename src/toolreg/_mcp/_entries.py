@@ -127,4 +127,5 @@ def _entry(
         handler=McpToolHandler(link, tool["name"], name),
         check_fn=check,
         description=text,
+        max_result_size_chars=link.config.max_result_size_chars,
     )
