@@ -147,7 +147,8 @@ class HttpGuard:
             scheme, _, credential = headers.get("authorization", "").partition(" ")
             presented = _digest(credential.strip().encode())
             if not (hmac.compare_digest(presented, self._token) and scheme.lower() == "bearer"):
-                logger.info("refused a request without the bearer token (%s)", scope.get("path"))
+                # Debug, not info: anyone can send these, as fast as they like.
+                logger.debug("refused a request without the bearer token (%s)", scope.get("path"))
                 return PlainTextResponse(
                     "Unauthorized",
                     status_code=401,
