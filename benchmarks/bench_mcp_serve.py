@@ -1,12 +1,12 @@
-"""``toolreg serve`` over stdio against a bare MCP SDK server: per-call round trip, as ratios.
+"""``toolreg serve`` against a bare MCP SDK server, over stdio and HTTP: round trips, as ratios.
 
 Run from the repository root, with the MCP SDK installed (``pip install -e '.[mcp]'``)::
 
-    .venv/bin/python benchmarks/bench_mcp_serve.py            # 1,000 calls per server, ~10 s
-    .venv/bin/python benchmarks/bench_mcp_serve.py --quick    # 150 calls per server, ~5 s
+    .venv/bin/python benchmarks/bench_mcp_serve.py            # 1,000 calls per server, ~30 s
+    .venv/bin/python benchmarks/bench_mcp_serve.py --quick    # 150 calls per server, ~10 s
 
-Both servers are subprocesses the SDK's ``Client`` starts over stdio, in the
-same run, with the SDK's default protocol negotiation (2026-07-28):
+All servers are subprocesses, measured in the same run, with the SDK's default
+protocol negotiation (2026-07-28). Over stdio the SDK's ``Client`` starts them:
 
 - **toolreg serve**: ``python -m toolreg serve`` with a local folder plugin whose
   ``ok`` tool returns ``"ok"`` (built-ins load too, as they would in use);
@@ -20,12 +20,19 @@ toolreg / bare. ``tools/list`` is timed the same way (toolreg lists ~10 tools,
 bare 1). The startup row is one sample each: spawn to the first ``tools/list``
 answer, which includes loading built-ins and plugins.
 
+Over HTTP (streamable HTTP on 127.0.0.1, each server on its own port) the
+same two run, plus ``toolreg serve`` with a bearer token
+(``$TOOLREG_SERVE_TOKEN``), whose client sends ``Authorization`` with every
+request. Both toolreg columns pay the Host/Origin check; the token column
+adds the token check. The bare server has the SDK's own Host/Origin check.
+
 How to read it: the ratio of ``tools/call`` is the cost of toolreg's layer
-(offered-set check, argument validation, dispatch, result conversion) over the
-SDK's own tool machinery, which also runs a sync tool in a worker thread. Both
-figures are dominated by the stdio round trip and the SDK's JSON-RPC handling,
-so expect a ratio near 1. Compare ratios across runs, not microseconds. The
-script reports only; the exit code is always 0.
+(offered-set check, argument validation, dispatch, fair-share admission,
+result conversion) over the SDK's own tool machinery, which also runs a sync
+tool in a worker thread. The figures are dominated by the transport round trip
+and the SDK's JSON-RPC handling, so expect ratios near 1. Compare ratios
+across runs, not microseconds. The script reports only; the exit code is
+always 0.
 """
 
 from __future__ import annotations
@@ -33,7 +40,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -54,6 +63,8 @@ registry.register(
 """
 
 BARE = """\
+import sys
+
 from mcp.server.mcpserver import MCPServer
 
 mcp = MCPServer("bare")
@@ -65,8 +76,13 @@ def ok() -> str:
     return "ok"
 
 
-mcp.run()
+if len(sys.argv) > 1:
+    mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+else:
+    mcp.run()
 """
+
+TOKEN = "bench-token-0123456789abcdef"
 
 
 def _setup(root: Path) -> tuple[list[str], list[str], dict[str, str]]:
@@ -84,7 +100,28 @@ def _setup(root: Path) -> tuple[list[str], list[str], dict[str, str]]:
     return toolreg, [str(root / "bare.py")], env
 
 
-async def _measure(
+async def _time_cases(
+    clients: dict[str, Any], calls: int, warmup: int, samples: dict[str, dict[str, list[float]]]
+) -> None:
+    """Warm up, then time interleaved tools/call and tools/list on every client."""
+    for label, client in clients.items():
+        for _ in range(warmup):
+            result = await client.call_tool("ok", {})
+        if result.is_error or result.content[0].text != "ok":
+            raise RuntimeError(f"{label}: unexpected result {result}")
+    for case, rounds in (("tools/call ok", calls), ("tools/list", max(calls // 5, 20))):
+        per_server = samples.setdefault(case, {label: [] for label in clients})
+        for _ in range(rounds):
+            for label, client in clients.items():  # interleaved
+                start = time.perf_counter()
+                if case == "tools/list":
+                    await client.list_tools()
+                else:
+                    await client.call_tool("ok", {})
+                per_server[label].append(time.perf_counter() - start)
+
+
+async def _measure_stdio(
     toolreg_args: list[str], bare_args: list[str], env: dict[str, str], calls: int, warmup: int
 ) -> dict[str, dict[str, list[float]]]:
     from contextlib import AsyncExitStack
@@ -108,21 +145,64 @@ async def _measure(
             if not any(tool.name == "ok" for tool in tools):
                 raise RuntimeError(f"{label}: no 'ok' tool in {[t.name for t in tools]}")
             clients[label] = client
-        for label, client in clients.items():
-            for _ in range(warmup):
-                result = await client.call_tool("ok", {})
-            if result.is_error or result.content[0].text != "ok":
-                raise RuntimeError(f"{label}: unexpected result {result}")
-        for case, rounds in (("tools/call ok", calls), ("tools/list", max(calls // 5, 20))):
-            per_server = samples.setdefault(case, {label: [] for label in clients})
-            for _ in range(rounds):
-                for label, client in clients.items():  # interleaved
-                    start = time.perf_counter()
-                    if case == "tools/list":
-                        await client.list_tools()
-                    else:
-                        await client.call_tool("ok", {})
-                    per_server[label].append(time.perf_counter() - start)
+        await _time_cases(clients, calls, warmup, samples)
+    return samples
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_until_accepting(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"the server on port {port} did not start")
+
+
+async def _measure_http(
+    toolreg_args: list[str], bare_args: list[str], env: dict[str, str], calls: int, warmup: int
+) -> dict[str, dict[str, list[float]]]:
+    from contextlib import AsyncExitStack
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    servers = {
+        "toolreg serve": (toolreg_args + ["--transport", "http", "--port"], {}, {}),
+        "+ bearer token": (
+            toolreg_args + ["--transport", "http", "--port"],
+            {"TOOLREG_SERVE_TOKEN": TOKEN},
+            {"Authorization": f"Bearer {TOKEN}"},
+        ),
+        "bare MCPServer": (bare_args, {}, {}),
+    }
+    samples: dict[str, dict[str, list[float]]] = {}
+    clients: dict[str, Any] = {}
+    async with AsyncExitStack() as stack:
+        for label, (args, extra_env, headers) in servers.items():
+            port = _free_port()
+            process = subprocess.Popen(
+                [sys.executable, *args, str(port)],
+                env={**env, **extra_env},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            stack.callback(process.wait, 10)
+            stack.callback(process.terminate)
+            _wait_until_accepting(port, process)
+            http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers))
+            url = f"http://127.0.0.1:{port}/mcp"
+            transport = streamable_http_client(url, http_client=http)
+            clients[label] = await stack.enter_async_context(Client(transport, cache=None))
+        await _time_cases(clients, calls, warmup, samples)
     return samples
 
 
@@ -140,20 +220,27 @@ def _p90(values: list[float]) -> float:
 
 
 def _report(samples: dict[str, dict[str, list[float]]]) -> None:
-    header = f"{'case':<38} {'toolreg serve':>14} {'bare MCPServer':>15} {'ratio':>8}  note"
+    """One row per case: each server's median, then each toolreg column's ratio to the last."""
+    labels = list(next(iter(samples.values())))
+    *ours, bare = labels
+    names = ["ratio"] if len(ours) == 1 else [f"{label.split()[-1]}/bare" for label in ours]
+    ratios = [f"{name:>10}" for name in names]
+    columns = " ".join(f"{label:>15}" for label in labels)
+    header = f"{'case':<36} {columns} {' '.join(ratios)}  note"
     print(header)
     print("-" * len(header))
     for case, per_server in samples.items():
-        ours, bare = per_server["toolreg serve"], per_server["bare MCPServer"]
-        mine, theirs = statistics.median(ours), statistics.median(bare)
-        if len(ours) > 1:
-            note = (
-                f"median of {len(ours)}; p90 {_fmt(_p90(ours))} vs {_fmt(_p90(bare))}; "
-                f"{(mine - theirs) * 1e6:+.0f} µs per call"
-            )
+        medians = {label: statistics.median(per_server[label]) for label in labels}
+        cells = " ".join(f"{_fmt(medians[label]):>15}" for label in labels)
+        cuts = " ".join(f"{medians[label] / medians[bare]:>9.2f}x" for label in ours)
+        first = per_server[ours[0]]
+        if len(first) > 1:
+            p90s = " vs ".join(_fmt(_p90(per_server[label])) for label in labels)
+            extra = (medians[ours[0]] - medians[bare]) * 1e6
+            note = f"median of {len(first)}; p90 {p90s}; {extra:+.0f} µs per call"
         else:
             note = "one sample each; includes interpreter start and tool loading"
-        print(f"{case:<38} {_fmt(mine):>14} {_fmt(theirs):>15} {mine / theirs:>7.2f}x  {note}")
+        print(f"{case:<36} {cells} {cuts}  {note}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,15 +260,19 @@ def main(argv: list[str] | None = None) -> int:
                 f"timing {calls} interleaved calls per server after {warmup} warm-up calls...",
                 file=sys.stderr,
             )
-            samples = anyio.run(_measure, toolreg_args, bare_args, env, calls, warmup)
+            stdio = anyio.run(_measure_stdio, toolreg_args, bare_args, env, calls, warmup)
+            http = anyio.run(_measure_http, toolreg_args, bare_args, env, calls, warmup)
         print_header()
-        _report(samples)
+        print("\nstdio")
+        _report(stdio)
+        print("\nstreamable HTTP on 127.0.0.1")
+        _report(http)
 
     return run_reporting(measure)
 
 
 def print_header() -> None:
-    print(f"Python {sys.version.split()[0]}, {sys.platform}; stdio, SDK default protocol")
+    print(f"Python {sys.version.split()[0]}, {sys.platform}; SDK default protocol")
 
 
 def run_reporting(measure: Callable[[], None]) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from serve_harness import HttpServer, ServeSetup
 
 from toolreg import ToolRegistry, registry
 
@@ -165,3 +166,25 @@ def cache_problems(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str], dic
     record: dict[tuple[str, str], dict[str, str]] = {}
     monkeypatch.setattr(_cache_files, "_problems", record)
     return record
+
+
+@pytest.fixture
+def serve_setup(tmp_path: Path) -> Iterator[ServeSetup]:
+    """A plugin folder and config for ``toolreg serve`` subprocesses (``serve_harness``)."""
+    setup = ServeSetup.create(tmp_path)
+    yield setup
+    setup.close()
+
+
+@pytest.fixture
+def http_server(serve_setup: ServeSetup) -> Iterator[Callable[..., HttpServer]]:
+    """Starts ``toolreg serve --transport http`` subprocesses; stops them at teardown."""
+    started: list[HttpServer] = []
+
+    def start(*extra: str, env: dict[str, str] | None = None) -> HttpServer:
+        started.append(HttpServer(serve_setup, *extra, env=env))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.stop()

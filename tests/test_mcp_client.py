@@ -35,7 +35,6 @@ from toolreg import (  # noqa: E402
     start_mcp,
     stop_mcp,
 )
-from toolreg._mcp.convert import description, parameters, to_result  # noqa: E402
 from toolreg._mcp.names import registry_name, sanitise, wanted  # noqa: E402
 from toolreg._mcp.session import ReconnectPolicy  # noqa: E402
 from toolreg.cli import _commands, _render, main  # noqa: E402
@@ -117,6 +116,7 @@ def test_config_reads_servers_with_defaults() -> None:
         connect_timeout = 2.5
         refresh_interval = 60
         enabled = false
+        max_result_size_chars = 5000
         """.replace("\n        ", "\n")
     )
     files, web = config.mcp.servers["files"], config.mcp.servers["web-1"]
@@ -127,6 +127,7 @@ def test_config_reads_servers_with_defaults() -> None:
     )
     assert (files.timeout, files.connect_timeout, files.refresh_interval) == (120.0, 30.0, None)
     assert files.enabled and files.include == ("read_*",) and files.exclude == ()
+    assert (files.max_result_size_chars, web.max_result_size_chars) == (100_000, 5000)
     assert (web.transport, web.url, dict(web.headers)) == (
         "http",
         "https://example.com/mcp",
@@ -159,6 +160,12 @@ def test_config_reads_servers_with_defaults() -> None:
         ('command = "x"\ntools = { include = "a" }', "mcp.servers.s.tools.include", "array"),
         ('command = "x"\ntools = { only = [] }', "mcp.servers.s.tools.only", "unknown key"),
         ('command = "x"\nretries = 3', "mcp.servers.s.retries", "unknown key"),
+        ('command = "x"\nmax_result_size_chars = 0', "mcp.servers.s.max_result_size_chars", "> 0"),
+        (
+            'command = "x"\nmax_result_size_chars = true',
+            "mcp.servers.s.max_result_size_chars",
+            "> 0",
+        ),
     ],
 )
 def test_config_errors_name_the_key(text: str, key: str, words: str) -> None:
@@ -188,30 +195,6 @@ def test_names_are_sanitised_and_filters_let_include_win() -> None:
     assert not wanted("nap", None, ("nap",)) and not wanted("exec_x", None, ("exec_*",))
     assert wanted("read_x", ("read_*",), ()) and not wanted("write", ("read_*",), ())
     assert wanted("read_x", ("read_*",), ("read_x",))  # include wins
-
-
-def test_description_and_parameters_are_kept() -> None:
-    tool = {"name": "t", "description": " Does it. ", "inputSchema": {"properties": {"a": {}}}}
-    assert description("srv", tool) == "[server srv] Does it."
-    assert description("srv", {"name": "t"}) == "[server srv]"
-    assert parameters(tool) == {"type": "object", "properties": {"a": {}}}
-    assert parameters({"name": "t"}) == {"type": "object", "properties": {}}
-
-
-def test_results_follow_the_dispatch_contract() -> None:
-    text = {"type": "text", "text": "hi"}
-    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
-    assert to_result({"content": [text, {"type": "text", "text": "there"}]}) == "hi\nthere"
-    assert json.loads(to_result({"content": [text], "isError": True})) == {"error": "hi"}
-    assert is_tool_error(to_result({"content": [], "isError": True}))
-    multimodal = to_result({"content": [text, image], "structuredContent": {"n": 1}})
-    assert multimodal == {"_multimodal": True, "content": [text, image], "structured": {"n": 1}}
-    assert to_result({"content": [], "structuredContent": {"n": 1}}) == '{"n": 1}'
-    assert to_result({"content": [text], "structuredContent": {"n": 1}}) == "hi"  # text wins
-    link = {"type": "resource_link", "name": "doc", "uri": "file:///d"}
-    embedded = {"type": "resource", "resource": {"uri": "file:///e", "text": "body"}}
-    assert to_result({"content": [link, embedded]}) == "[resource doc file:///d]\nbody"
-    assert to_result({"content": []}) == ""
 
 
 def test_record_rejection_logs_a_decision_without_publishing(reg: ToolRegistry) -> None:
@@ -264,7 +247,11 @@ def live() -> Iterator[tuple[ToolRegistry, Any, list[int]]]:
             tools = { include = ["echo", "na*"], exclude = ["echo", "pid"] }
             """,
         )
-        + stdio_server("skippy", "basic_server.py", extra='tools = { exclude = ["e*", "read*"] }')
+        + stdio_server(
+            "skippy",
+            "basic_server.py",
+            extra='tools = { exclude = ["e*", "read*"] }\nmax_result_size_chars = 50',
+        )
         + f'[mcp.servers.web]\nurl = "http://127.0.0.1:{port}/mcp"\n'
         + 'headers = { X-Toolreg-Test = "1" }\nconnect_timeout = 20\n'
     )
@@ -315,6 +302,21 @@ def test_calls_return_text_errors_images_and_structured_content(live) -> None:
     assert registry.dispatch("mcp__basic__env", {"name": "GREETING"}) == "hello"
     invalid = json.loads(registry.dispatch("mcp__basic__echo", {}))
     assert invalid["error_type"] == "invalid_arguments"  # checked against the server's schema
+
+
+def test_results_are_capped_by_the_servers_limit(live) -> None:
+    registry, _, _ = live
+    # Default limit: a text past 100,000 characters is cut, with dispatch's marker.
+    text = registry.dispatch("mcp__basic__big", {"chars": 300_000})
+    assert text == "x" * 100_000 + "\n…[truncated 200000 of 300000 characters]"
+    assert registry.dispatch("mcp__basic__big", {"chars": 100_000}) == "x" * 100_000
+    # skippy's limit is 50: its picture's caption fits, its image does not.
+    assert registry.dispatch("mcp__skippy__big", {"chars": 60}).startswith("x" * 50 + "\n…")
+    picture = registry.dispatch("mcp__skippy__picture", {})
+    assert [block.get("text") for block in picture["content"]] == [
+        "a pixel",
+        "…[truncated: image (88 characters) left out past 50 characters]",
+    ]
 
 
 def test_http_server_tools_work(live) -> None:

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import re
 import signal
 import subprocess
 import sys
-import threading
-import urllib.request
-from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from serve_harness import PLUGIN, HttpServer, ServeSetup, run, serve_args, text_of
 
 pytest.importorskip("mcp")
 
@@ -27,108 +23,32 @@ from toolreg.cli import main  # noqa: E402
 
 posix_only = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP is POSIX-only")
 
-PLUGIN = """\
-import os
-
-from toolreg import registry
-
-print("demo plugin: import chatter that must not reach the protocol stream")
-
-
-def _schema(tool, **properties):
-    return {
-        "name": tool,
-        "description": f"The {tool} tool.",
-        "parameters": {
-            "type": "object",
-            "properties": properties,
-            "required": list(properties),
-        },
-    }
-
-
-def _greet(args):
-    print("demo plugin: handler chatter")
-    return f"hello {args['name']}"
-
-
-def _boom(args):
-    raise RuntimeError("kaboom")
-
-
-registry.register("greet", "demo", _schema("greet", name={"type": "string"}), _greet)
-registry.register("boom", "demo", _schema("boom"), _boom)
-registry.register("whoami", "demo", _schema("whoami"), lambda args: str(os.getpid()))
-"""
-
 EXTRA_TOOL = """
 registry.register("late_tool", "demo", _schema("late_tool"), lambda args: "late")
 """
 
 
-@pytest.fixture
-def setup(tmp_path: Path) -> Iterator[dict[str, Any]]:
-    """A local plugin folder, a config naming it, and an env that lets it load.
-
-    The servers' stderr goes to ``serve.log``, printed at teardown so a failure shows it.
-    """
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
-    (plugins / "demo.py").write_text(PLUGIN)
-    config = tmp_path / "toolreg.toml"
-    config.write_text(f"[plugins]\npaths = [{json.dumps(str(plugins))}]\n")
-    dropped = ("TOOLREG_DISABLE_PLUGIN_AUTOLOAD", "TOOLREG_CONFIG")
-    env = {k: v for k, v in os.environ.items() if k not in dropped}
-    env["TOOLREG_PLUGINS"] = "local:demo"  # only ours, whatever packs the venv holds
-    state: dict[str, Any] = {"plugin": plugins / "demo.py", "config": config, "env": env}
-    state.update(tmp=tmp_path, logs=[])
-    yield state
-    for log in state["logs"]:
-        log.close()
-    log_path = tmp_path / "serve.log"
-    if log_path.exists():
-        print("---- toolreg serve stderr ----\n" + log_path.read_text())
-
-
-def serve_args(setup: dict[str, Any], *extra: str) -> list[str]:
-    return ["-m", "toolreg", "serve", "--config", str(setup["config"]), *extra]
-
-
-def run(main_fn: Callable[[], Awaitable[None]], timeout: float = 30) -> None:
-    async def bounded() -> None:
-        with anyio.fail_after(timeout):
-            await main_fn()
-
-    anyio.run(bounded)
-
-
-def stdio_client_for(setup: dict[str, Any], *extra: str) -> Any:
+def stdio_client_for(setup: ServeSetup, *extra: str) -> Any:
     """An SDK stdio transport that starts ``toolreg serve``; its stderr goes to a file."""
     params = StdioServerParameters(
-        command=sys.executable, args=serve_args(setup, *extra), env=setup["env"], cwd=setup["tmp"]
+        command=sys.executable, args=serve_args(setup, *extra), env=setup.env, cwd=setup.tmp
     )
-    errlog = open(setup["tmp"] / "serve.log", "a")  # noqa: SIM115 - lives as long as the server
-    setup["logs"].append(errlog)
-    return stdio_client(params, errlog=errlog)
+    return stdio_client(params, errlog=setup.open_log())
 
 
-def text_of(result: Any) -> str:
-    return "".join(block.text for block in result.content if block.type == "text")
-
-
-def add_tool_and_hup(setup: dict[str, Any], pid: int) -> None:
-    setup["plugin"].write_text(PLUGIN + EXTRA_TOOL)
+def add_tool_and_hup(setup: ServeSetup, pid: int) -> None:
+    setup.plugin.write_text(PLUGIN + EXTRA_TOOL)
     os.kill(pid, signal.SIGHUP)
 
 
 # -- stdio -------------------------------------------------------------------------------
 
 
-def test_stdio_lists_and_calls_builtins_and_pack_tools(setup: dict[str, Any]) -> None:
+def test_stdio_lists_and_calls_builtins_and_pack_tools(serve_setup: ServeSetup) -> None:
     expected = json.loads(
         subprocess.run(
             [sys.executable, "-m", "toolreg", "show", "current_time", "--json", "--format", "mcp"],
-            env=setup["env"],
+            env=serve_setup.env,
             capture_output=True,
             text=True,
             check=True,
@@ -136,7 +56,7 @@ def test_stdio_lists_and_calls_builtins_and_pack_tools(setup: dict[str, Any]) ->
     )
 
     async def session() -> None:
-        async with Client(stdio_client_for(setup)) as client:
+        async with Client(stdio_client_for(serve_setup)) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert {"current_time", "read_file", "greet", "boom", "whoami"} <= set(tools)
             assert tools["current_time"].input_schema == expected["inputSchema"]
@@ -165,9 +85,9 @@ def test_stdio_lists_and_calls_builtins_and_pack_tools(setup: dict[str, Any]) ->
     run(session)
 
 
-def test_stdio_toolset_narrows_the_offer(setup: dict[str, Any]) -> None:
+def test_stdio_toolset_narrows_the_offer(serve_setup: ServeSetup) -> None:
     async def session() -> None:
-        async with Client(stdio_client_for(setup, "--toolset", "demo")) as client:
+        async with Client(stdio_client_for(serve_setup, "--toolset", "demo")) as client:
             names = sorted(tool.name for tool in (await client.list_tools()).tools)
             assert names == ["boom", "greet", "whoami"]
             result = await client.call_tool("current_time", {"timezone": "UTC"})
@@ -179,16 +99,16 @@ def test_stdio_toolset_narrows_the_offer(setup: dict[str, Any]) -> None:
 
 
 @posix_only
-def test_stdio_sighup_reload_sends_listen_event(setup: dict[str, Any]) -> None:
+def test_stdio_sighup_reload_sends_listen_event(serve_setup: ServeSetup) -> None:
     """A 2026-07-28 client (the SDK's default) hears of the change on its listen stream."""
 
     async def session() -> None:
-        async with Client(stdio_client_for(setup)) as client:
+        async with Client(stdio_client_for(serve_setup)) as client:
             assert client.protocol_version == "2026-07-28"
             assert client.server_capabilities.tools.list_changed
             pid = int(text_of(await client.call_tool("whoami", {})))
             async with client.listen(tools_list_changed=True) as subscription:
-                add_tool_and_hup(setup, pid)
+                add_tool_and_hup(serve_setup, pid)
                 async for event in subscription:
                     assert type(event).__name__ == "ToolsListChanged"
                     break
@@ -200,7 +120,7 @@ def test_stdio_sighup_reload_sends_listen_event(setup: dict[str, Any]) -> None:
 
 
 @posix_only
-def test_stdio_sighup_reload_notifies_handshake_clients(setup: dict[str, Any]) -> None:
+def test_stdio_sighup_reload_notifies_handshake_clients(serve_setup: ServeSetup) -> None:
     """A handshake-era client gets notifications/tools/list_changed on its connection."""
 
     async def session() -> None:
@@ -210,11 +130,11 @@ def test_stdio_sighup_reload_notifies_handshake_clients(setup: dict[str, Any]) -
             if getattr(message, "method", None) == "notifications/tools/list_changed":
                 changed.set()
 
-        transport = stdio_client_for(setup)
+        transport = stdio_client_for(serve_setup)
         async with Client(transport, mode="legacy", message_handler=on_message) as client:
             assert client.server_capabilities.tools.list_changed
             pid = int(text_of(await client.call_tool("whoami", {})))
-            add_tool_and_hup(setup, pid)
+            add_tool_and_hup(serve_setup, pid)
             await changed.wait()
             assert "late_tool" in {tool.name for tool in (await client.list_tools()).tools}
 
@@ -224,70 +144,9 @@ def test_stdio_sighup_reload_notifies_handshake_clients(setup: dict[str, Any]) -
 # -- streamable HTTP ---------------------------------------------------------------------
 
 
-class HttpServer:
-    """``toolreg serve --transport http --port 0`` in a subprocess; finds its URL on stderr."""
-
-    def __init__(self, setup: dict[str, Any], *extra: str) -> None:
-        self.log = open(setup["tmp"] / "serve.log", "a")  # noqa: SIM115
-        setup["logs"].append(self.log)
-        self.proc = subprocess.Popen(
-            [sys.executable, *serve_args(setup, "--transport", "http", "--port", "0", *extra)],
-            env=setup["env"],
-            cwd=setup["tmp"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._pump, args=(lines,), daemon=True).start()
-        self.url = ""
-        while not self.url:
-            try:
-                line = lines.get(timeout=20)
-            except queue.Empty:
-                self.stop()
-                raise AssertionError("toolreg serve did not report its URL") from None
-            found = re.search(r" at (http://\S+/mcp)", line)
-            self.url = found.group(1) if found else ""
-
-    def _pump(self, lines: queue.Queue[str]) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.log.write(line)
-            self.log.flush()
-            lines.put(line)
-
-    def health(self) -> dict[str, Any]:
-        with urllib.request.urlopen(self.url.replace("/mcp", "/healthz"), timeout=5) as reply:
-            return json.loads(reply.read())
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-@pytest.fixture
-def http_server(setup: dict[str, Any]) -> Iterator[Callable[..., HttpServer]]:
-    started: list[HttpServer] = []
-
-    def start(*extra: str) -> HttpServer:
-        started.append(HttpServer(setup, *extra))
-        return started[-1]
-
-    yield start
-    for server in started:
-        server.stop()
-
-
 @posix_only
 def test_http_serves_and_notifies_both_protocol_eras(
-    setup: dict[str, Any], http_server: Callable[..., HttpServer]
+    serve_setup: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
     server = http_server()
     assert server.url.startswith("http://127.0.0.1:")
@@ -316,7 +175,7 @@ def test_http_serves_and_notifies_both_protocol_eras(
                 assert (await client.call_tool("boom", {})).is_error
 
             async with modern.listen(tools_list_changed=True) as subscription:
-                add_tool_and_hup(setup, server.proc.pid)
+                add_tool_and_hup(serve_setup, server.proc.pid)
                 async for _event in subscription:
                     break
             await legacy_changed.wait()
@@ -326,7 +185,7 @@ def test_http_serves_and_notifies_both_protocol_eras(
     run(session)
 
 
-def test_http_stateless(setup: dict[str, Any], http_server: Callable[..., HttpServer]) -> None:
+def test_http_stateless(serve_setup: ServeSetup, http_server: Callable[..., HttpServer]) -> None:
     server = http_server("--stateless", "--toolset", "demo")
     assert server.health()["tools"] == 3
 
@@ -359,18 +218,15 @@ def test_serve_help_shows_client_config(capsys: pytest.CaptureFixture[str]) -> N
         ["serve", "--stateless"],
         ["serve", "--port", "9000"],
         ["serve", "--transport", "http", "--port", "70000"],
+        ["serve", "--auth-token-file", "token"],
+        ["serve", "--insecure-no-auth"],
+        ["serve", "--max-calls", "0"],
+        ["serve", "--max-calls-per-session", "many"],
     ],
 )
 def test_serve_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
-    assert "toolreg: error:" in capsys.readouterr().err
-
-
-def test_non_loopback_hosts_are_recognised() -> None:
-    from toolreg.cli._serve import _is_loopback
-
-    hosts = ("127.0.0.1", "::1", "localhost", "0.0.0.0", "10.0.0.2")
-    assert [_is_loopback(host) for host in hosts] == [True, True, True, False, False]
+    assert ": error:" in capsys.readouterr().err
 
 
 def test_multimodal_blocks_become_mcp_content() -> None:

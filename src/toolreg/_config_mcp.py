@@ -12,6 +12,8 @@ from ._config_reader import ConfigError, Reader, kind_of
 
 #: An MCP server's name in config: it becomes part of tool names (``mcp__<name>__<tool>``).
 MCP_SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: Longest result (in characters) a server's tool may hand the model, unless configured.
+DEFAULT_MCP_RESULT_CHARS = 100_000
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class McpServerConfig:
     #: Tool names or globs to keep (None keeps all); a name it matches beats ``exclude``.
     include: tuple[str, ...] | None = None
     exclude: tuple[str, ...] = ()
+    #: Longer results are cut (text) or left out (blocks of a multimodal result).
+    max_result_size_chars: int = DEFAULT_MCP_RESULT_CHARS
 
     @property
     def transport(self) -> str:
@@ -65,6 +69,7 @@ _MCP_SERVER_KEYS = {
     "connect_timeout",
     "refresh_interval",
     "tools",
+    "max_result_size_chars",
 }
 
 
@@ -125,6 +130,13 @@ def _mcp_server(reader: Reader, name: str, data: dict[str, Any], key: str) -> Mc
     tools = reader.table(data, f"{key}.tools")
     reader.keys(tools, f"{key}.tools", {"include", "exclude"})
     enabled = reader.typed(data, key, "enabled", bool, "true or false")
+    limit = reader.typed(data, key, "max_result_size_chars", int, "a number of characters > 0")
+    if limit is not None and limit < 1:
+        raise ConfigError(
+            reader.source,
+            f"{key}.max_result_size_chars",
+            f"expected a number of characters > 0, got {limit}",
+        )
     return McpServerConfig(
         name=name,
         command=command,
@@ -139,4 +151,5 @@ def _mcp_server(reader: Reader, name: str, data: dict[str, Any], key: str) -> Mc
         refresh_interval=reader.seconds(data, key, "refresh_interval", None),
         include=reader.strings(tools, f"{key}.tools", "include"),
         exclude=reader.strings(tools, f"{key}.tools", "exclude") or (),
+        max_result_size_chars=DEFAULT_MCP_RESULT_CHARS if limit is None else limit,
     )

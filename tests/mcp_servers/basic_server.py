@@ -86,6 +86,12 @@ def nap(seconds: float) -> str:
     return "awake"
 
 
+@server.tool()
+def big(chars: int) -> str:
+    """A text result of ``chars`` characters."""
+    return "x" * chars
+
+
 @server.tool(name="read.file")
 def read_dot_file() -> str:
     """Collides with read-file once sanitised."""

@@ -87,7 +87,9 @@ class IsolatedLink(ServerLink):
 
     # -- publishing ------------------------------------------------------------
 
-    def _swap(self, listing: list[dict[str, Any]]) -> None:
+    def _swap(self, listing: list[dict[str, Any]], *_mcp_names: Any) -> None:
+        # The MCP names and their contest are for mcp-* toolsets; a pack's tools
+        # keep their own names, so only the listing matters here.
         self.manifest = manifest = read_listing(self.name, listing)
         for reason in manifest.skipped:
             logger.warning("%s", reason)

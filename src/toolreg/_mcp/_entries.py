@@ -1,8 +1,9 @@
 """A server's tool listing → the registry entries that replace its toolset.
 
 Every tool that cannot be registered is skipped with a reason, never the whole
-listing: a name two of the server's tools share once sanitised, a name another
-toolset already owns, a schema the registry refuses.
+listing: a name two of the server's tools share once sanitised, a name a tool
+of another server maps to as well (``claims``), a name another toolset already
+owns, a schema the registry refuses.
 """
 
 from __future__ import annotations
@@ -39,10 +40,12 @@ class McpToolHandler:
         return f"<MCP tool {self.tool!r} of server {self.link.name!r}>"
 
 
-def build_entries(
-    link: ServerLink, listing: list[dict[str, Any]], check: Callable[[], Any]
-) -> tuple[list[ToolEntry], list[tuple[ToolEntry, str]]]:
-    """(entries to publish, [(skipped entry, reason)]) for ``listing``."""
+def named_tools(link: ServerLink, listing: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Registry name → the kept tools that map to it, the one that gets it first.
+
+    The same winner on every refresh, whatever order the server lists in: a
+    tool whose name needed no change, else the first by name.
+    """
     config = link.config
     by_name: dict[str, list[dict[str, Any]]] = {}
     for tool in listing:
@@ -53,13 +56,25 @@ def build_entries(
             and wanted(original, config.include, config.exclude)
         ):
             by_name.setdefault(registry_name(link.name, original), []).append(tool)
+    for tools in by_name.values():
+        tools.sort(key=lambda t: (sanitise(t["name"]) != t["name"], t["name"]))
+    return by_name
+
+
+def build_entries(
+    link: ServerLink,
+    by_name: dict[str, list[dict[str, Any]]],
+    check: Callable[[], Any],
+    contested: dict[str, list[tuple[str, str]]],
+) -> tuple[list[ToolEntry], list[tuple[ToolEntry, str]]]:
+    """(entries to publish, [(skipped entry, reason)]) for ``named_tools``' result.
+
+    ``contested`` holds the names other servers' tools map to as well, with
+    those (server, tool) pairs: such a name goes to neither server.
+    """
     entries: list[ToolEntry] = []
     rejected: list[tuple[ToolEntry, str]] = []
-    for name, tools in by_name.items():
-        # The same winner on every refresh, whatever order the server lists in:
-        # a tool whose name needed no change, else the first by name.
-        tools.sort(key=lambda t: (sanitise(t["name"]) != t["name"], t["name"]))
-        winner, *losers = tools
+    for name, (winner, *losers) in by_name.items():
         entry = _entry(link, name, winner, check)
         for loser in losers:
             reason = (
@@ -67,22 +82,34 @@ def build_entries(
                 f"sanitises to {name!r}, which the server's tool {winner['name']!r} has"
             )
             rejected.append((_entry(link, name, loser, check), reason))
-        owner = link.registry.get_toolset_for_tool(name)
-        if owner is not None and owner != link.toolset:
-            reason = (
-                f"MCP tool {winner['name']!r} of server {link.name!r} is skipped: its name "
-                f"{name!r} belongs to toolset {owner!r}"
-            )
-            rejected.append((entry, reason))
-            continue
-        try:
-            check_registration(entry.name, entry.toolset, entry.schema, entry.handler)
-        except ValueError as exc:
-            reason = f"MCP tool {winner['name']!r} of server {link.name!r} is skipped: {exc}"
-            rejected.append((entry, reason))
+        refusal = _refusal(link, name, winner, contested.get(name))
+        if refusal is None:
+            try:
+                check_registration(entry.name, entry.toolset, entry.schema, entry.handler)
+            except ValueError as exc:
+                refusal = f"MCP tool {winner['name']!r} of server {link.name!r} is skipped: {exc}"
+        if refusal is not None:
+            rejected.append((entry, refusal))
             continue
         entries.append(entry)
     return entries, rejected
+
+
+def _refusal(
+    link: ServerLink, name: str, tool: dict[str, Any], rivals: list[tuple[str, str]] | None
+) -> str | None:
+    """Why ``tool`` may not have ``name``: a rival server's tool, or another toolset, has it."""
+    skipped = f"MCP tool {tool['name']!r} of server {link.name!r} is skipped"
+    if rivals:
+        others = ", ".join(f"tool {t!r} of server {s!r}" for s, t in rivals)
+        return (
+            f"{skipped}: its name {name!r} is also the name of {others}; a name tools "
+            "of two servers map to goes to neither (rename one of the servers)"
+        )
+    owner = link.registry.get_toolset_for_tool(name)
+    if owner is not None and owner != link.toolset:
+        return f"{skipped}: its name {name!r} belongs to toolset {owner!r}"
+    return None
 
 
 def _entry(
@@ -100,4 +127,5 @@ def _entry(
         handler=McpToolHandler(link, tool["name"], name),
         check_fn=check,
         description=text,
+        max_result_size_chars=link.config.max_result_size_chars,
     )

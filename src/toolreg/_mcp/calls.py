@@ -60,7 +60,7 @@ def call_sync(link: ServerLink, tool: str, name: str, args: dict[str, Any]) -> s
         return tool_error(f"{server} refused {name}: {exc.message}", tool=name)
     except Exception as exc:
         return tool_error(f"MCP call {name} failed: {describe(exc)}", tool=name)
-    return to_result(payload)
+    return to_result(payload, link.config.max_result_size_chars)
 
 
 async def _call(link: ServerLink, tool: str, args: dict[str, Any]) -> dict[str, Any]:

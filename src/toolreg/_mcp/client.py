@@ -23,6 +23,7 @@ from typing import Any
 from .._config import Config, McpConfig, McpServerConfig
 from .._registry import ToolRegistry
 from .._registry import registry as default_registry
+from .claims import NameClaims
 from .names import toolset_name
 from .session import ReconnectPolicy, ServerLink
 
@@ -90,8 +91,9 @@ class McpManager:
             logger.warning("MCP servers still connecting after %.0f s; continuing", deadline)
 
     async def _start(self) -> None:
+        claims = NameClaims()  # tools of two servers never share a registry name
         for config in self._configs:
-            link = ServerLink(config, self.registry, self._policy, self._loop, self._thread)
+            link = ServerLink(config, self.registry, self._policy, self._loop, self._thread, claims)
             self._links[config.name] = link
             if config.enabled:
                 self._tasks.append(asyncio.ensure_future(link.run()))

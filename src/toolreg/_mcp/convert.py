@@ -3,13 +3,17 @@
 Pure functions over the JSON form (``model_dump(by_alias=True, mode="json")``)
 of the SDK's models, so they are testable without a server.
 
-Results follow the dispatch contract:
+Results follow the dispatch contract, within the server's
+``max_result_size_chars`` (a string result is cut by dispatch like any tool's):
 
 - ``isError: true``: ``tool_error`` of the text parts (or of the structured
-  content when there is no text);
+  content when there is no text), its message bounded like any handler's
+  failure (``MAX_ERROR_CHARS``);
 - any image or audio part: the multimodal envelope
   ``{"_multimodal": True, "content": [<MCP content blocks as dicts>]}``, plus
-  ``"structured": <structuredContent>`` when the server sent one;
+  ``"structured": <structuredContent>`` when the server sent one; past the
+  limit, the blocks that do not fit (and the structured content) are left out
+  and a text block says what was;
 - otherwise a string: the text parts joined with ``"\\n"`` (embedded
   resources contribute their text, links a ``[resource ...]`` line). When
   there is no text at all, the JSON of ``structuredContent``; servers that
@@ -18,9 +22,10 @@ Results follow the dispatch contract:
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from .._results import tool_error, tool_result
+from .._results import MAX_ERROR_CHARS, tool_error, tool_result, truncate
 
 _MEDIA = frozenset({"image", "audio"})
 
@@ -46,27 +51,78 @@ def parameters(tool: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def to_result(payload: dict[str, Any]) -> str | dict[str, Any]:
-    """A ``CallToolResult`` (as JSON) → what the registry's handler returns."""
+def to_result(payload: dict[str, Any], limit: int | None = None) -> str | dict[str, Any]:
+    """A ``CallToolResult`` (as JSON) → what the registry's handler returns.
+
+    ``limit`` bounds a multimodal result's size in characters (its text, its
+    base64 data, its other blocks' JSON); strings are left to dispatch's cap.
+    """
     blocks = [block for block in payload.get("content") or () if isinstance(block, dict)]
     structured = payload.get("structuredContent")
     texts = [text for text in map(_text_of, blocks) if text is not None]
     if payload.get("isError"):
         if texts:
-            return tool_error("\n".join(texts))
+            return tool_error(_bounded("\n".join(texts)))
         if structured is not None:
-            return tool_error(tool_result(structured))
+            return tool_error(_bounded(tool_result(structured)))
         return tool_error("The MCP tool reported an error without a message")
     if any(block.get("type") in _MEDIA for block in blocks):
         envelope: dict[str, Any] = {"_multimodal": True, "content": blocks}
         if structured is not None:
             envelope["structured"] = structured
-        return envelope
+        return envelope if limit is None else _capped(envelope, limit)
     if texts:
         return "\n".join(texts)
     if structured is not None:
         return tool_result(structured)
     return ""
+
+
+def _bounded(message: str) -> str:
+    return message if len(message) <= MAX_ERROR_CHARS else truncate(message, MAX_ERROR_CHARS)
+
+
+def _size(block: dict[str, Any]) -> int:
+    """What a block costs against the limit: its text, its data, or its JSON."""
+    for key in ("text", "data"):
+        if isinstance(block.get(key), str):
+            return len(block[key])
+    return len(json.dumps(block, ensure_ascii=False, default=str))
+
+
+def _capped(envelope: dict[str, Any], limit: int) -> dict[str, Any]:
+    """The envelope with what does not fit in ``limit`` characters left out, and said so.
+
+    Blocks are kept in order while they fit; a text block that does not is cut
+    to the room left, and everything after it is left out.
+    """
+    budget = limit
+    kept: list[dict[str, Any]] = []
+    left_out: list[tuple[str, int]] = []  # (kind, characters)
+    for block in envelope["content"]:
+        size = _size(block)
+        if not left_out and size <= budget:
+            kept.append(block)
+            budget -= size
+            continue
+        if not left_out and block.get("type") == "text" and budget > 0:
+            kept.append({**block, "text": block["text"][:budget]})
+            size, budget = size - budget, 0
+        left_out.append((str(block.get("type")), size))
+    capped: dict[str, Any] = {"_multimodal": True, "content": kept}
+    structured = envelope.get("structured")
+    if structured is not None:
+        size = len(tool_result(structured))
+        if size <= budget:
+            capped["structured"] = structured
+        else:
+            left_out.append(("structuredContent", size))
+    if left_out:
+        kinds = ", ".join(kind for kind, _ in left_out)
+        total = sum(size for _, size in left_out)
+        note = f"…[truncated: {kinds} ({total} characters) left out past {limit} characters]"
+        kept.append({"type": "text", "text": note})
+    return capped
 
 
 def _text_of(block: dict[str, Any]) -> str | None:

@@ -3,8 +3,8 @@
 Built on the MCP SDK's low-level ``Server``, because our tools bring their own
 JSON schemas and the tool list changes at run time: ``tools/list`` answers from
 ``registry.get_definitions(format="mcp")`` on every request, and ``tools/call``
-goes through ``registry.dispatch`` in a worker thread, so validation, hooks,
-timeouts and result caps all apply.
+goes through ``registry.dispatch`` in a worker thread of the calls' own pool
+(``server_calls``), so validation, hooks, timeouts and result caps all apply.
 
 Change notification: a background task polls ``registry.generation`` (an int
 read, every 0.5 s). When it moves and the offered definitions really differ,
@@ -38,6 +38,15 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 
 from toolreg import ToolRegistry, __version__, tool_error
 
+from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
+from .http_guard import HttpGuard, is_loopback_host
+from .server_calls import (
+    CallLimits,
+    ClientGone,
+    DisconnectWatch,
+    gone_event,
+    session_key,
+)
 from .server_results import call_result
 
 logger = logging.getLogger("toolreg.serve")
@@ -82,8 +91,11 @@ class ToolServer:
         stateless: bool = False,
         reload: Callable[[], None] | None = None,
         poll_interval: float = POLL_INTERVAL,
+        max_calls: int = DEFAULT_MAX_CALLS,
+        max_calls_per_session: int = DEFAULT_MAX_CALLS_PER_SESSION,
     ) -> None:
         self.registry = registry
+        self.calls = CallLimits(max_calls, max_calls_per_session)
         self.toolsets = tuple(toolsets) if toolsets else None
         self.reload_fn = reload
         #: ``[True]`` makes the server reload as soon as it runs (a SIGHUP came early).
@@ -177,9 +189,19 @@ class ToolServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        result = await anyio.to_thread.run_sync(
-            self.dispatch, params.name, params.arguments or {}, abandon_on_cancel=True
-        )
+        # The calls' own thread pool, shared fairly between sessions (server_calls).
+        request = ctx.request
+        try:
+            result = await self.calls.run(
+                f"tools/call {params.name}",
+                session_key(request),
+                gone_event(request),
+                self.dispatch,
+                params.name,
+                params.arguments or {},
+            )
+        except ClientGone:  # nobody is left to read this answer
+            result = tool_error("The client went away before the call started")
         return call_result(result)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
@@ -277,6 +299,7 @@ class ToolServer:
                 await self.reload()
 
     async def _background(self, tg: anyio.abc.TaskGroup) -> None:
+        self.calls.keepers = tg
         tg.start_soon(self.watch)
         if self.reload_fn is not None and hasattr(signal, "SIGHUP"):
             tg.start_soon(self._reload_on_sighup)
@@ -295,8 +318,13 @@ class ToolServer:
                 )
             tg.cancel_scope.cancel()
 
-    def http_app(self, host: str, *, stateless: bool = False) -> Any:
-        """The Starlette app: streamable HTTP at ``/mcp``, and ``GET /healthz``."""
+    def http_app(self, host: str, *, stateless: bool = False, token: str | None = None) -> Any:
+        """The ASGI app: streamable HTTP at ``/mcp`` and ``GET /healthz``, behind the guard.
+
+        The guard (``http_guard``) checks Host and Origin on a loopback ``host``,
+        and the bearer ``token`` when there is one, on every route.
+        """
+        from mcp.server.transport_security import TransportSecuritySettings
         from starlette.requests import Request
         from starlette.responses import JSONResponse
         from starlette.routing import Route
@@ -307,13 +335,15 @@ class ToolServer:
                 {"status": "ok", "tools": len(tools), "generation": self.registry.generation}
             )
 
-        return self.server.streamable_http_app(
+        app = self.server.streamable_http_app(
             streamable_http_path=HTTP_PATH,
             stateless_http=stateless,
-            # The SDK turns on DNS-rebinding protection for loopback hosts.
-            host=host,
+            # The guard checks Host and Origin for every route and every loopback
+            # address; the SDK's own check knows three spellings and only /mcp.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             custom_starlette_routes=[Route("/healthz", health, methods=["GET"])],
         )
+        return HttpGuard(DisconnectWatch(app), loopback=is_loopback_host(host), token=token)
 
     async def serve_http(
         self,
@@ -321,13 +351,14 @@ class ToolServer:
         host: str,
         *,
         stateless: bool = False,
+        token: str | None = None,
         verbose: bool = False,
     ) -> None:
         """Serve streamable HTTP on an already bound socket until SIGINT/SIGTERM."""
         import uvicorn
 
         config = uvicorn.Config(
-            self.http_app(host, stateless=stateless),
+            self.http_app(host, stateless=stateless, token=token),
             # Our CLI logging already sends the root logger to stderr; uvicorn's
             # default config would put access lines on stdout.
             log_config=None,

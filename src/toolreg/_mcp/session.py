@@ -29,7 +29,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .. import __version__
 from .._config import McpServerConfig
 from .._registry import ToolRegistry
-from ._entries import build_entries
+from ._entries import build_entries, named_tools
+from .claims import NameClaims
 from .names import toolset_name
 from .transport import connection_lost, describe, open_transport
 
@@ -71,6 +72,7 @@ class ServerLink:
         policy: ReconnectPolicy,
         loop: asyncio.AbstractEventLoop,
         thread: threading.Thread,
+        claims: NameClaims | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -89,8 +91,9 @@ class ServerLink:
         self.client: Client | None = None
         self._policy = policy
         self._listing: list[dict[str, Any]] | None = None
-        #: (the check_fn, the listing's JSON) last published: a new check_fn republishes.
-        self._published: tuple[Callable[[], Verdict], str] | None = None
+        #: (the check_fn, the listing's JSON, the contested names' JSON) last published:
+        #: a new check_fn or a rival server's change republishes.
+        self._published: tuple[Callable[[], Verdict], str, str] | None = None
         self._connected_at: float | None = None
         self._aliased = False
         self._rejections: set[str] = set()
@@ -99,6 +102,9 @@ class ServerLink:
         self._scope: anyio.CancelScope | None = None
         self._stopping = False
         self._check = self._make_check()
+        #: The names this manager's servers map their tools to (one per link if alone).
+        self.claims = claims if claims is not None else NameClaims()
+        self.claims.join(self.name, self._republish)
 
     @property
     def label(self) -> str:
@@ -164,15 +170,26 @@ class ServerLink:
         if self._stopping:
             return
         self._listing = listing
-        key = (self._check, json.dumps(listing, sort_keys=True, default=str))
+        by_name = named_tools(self, listing)
+        # Staking may make a rival server republish first, dropping a name both map to.
+        contested = self.claims.stake(
+            self.name, {n: tools[0]["name"] for n, tools in by_name.items()}
+        )
+        listed = json.dumps(listing, sort_keys=True, default=str)
+        key = (self._check, listed, json.dumps(contested, sort_keys=True))
         if key == self._published:
             return  # a refresh that found nothing new publishes nothing
-        self._swap(listing)
+        self._swap(listing, by_name, contested)
         self._published = key
 
-    def _swap(self, listing: list[dict[str, Any]]) -> None:
+    def _swap(
+        self,
+        listing: list[dict[str, Any]],
+        by_name: dict[str, Any],
+        contested: dict[str, Any],
+    ) -> None:
         """Swap the toolset for ``listing`` in one step."""
-        entries, rejected = build_entries(self, listing, self._check)
+        entries, rejected = build_entries(self, by_name, self._check, contested)
         for entry, reason in rejected:
             if reason not in self._rejections:  # once, not on every refresh
                 self._rejections.add(reason)
@@ -197,6 +214,11 @@ class ServerLink:
     def request_refresh(self) -> None:
         """Re-list the server's tools soon (from any thread)."""
         self.loop.call_soon_threadsafe(self._refresh_wanted.set)
+
+    def _republish(self) -> None:
+        """A rival server's names changed: apply the last listing again."""
+        if self._listing is not None:
+            self._publish(self._listing)
 
     def unpublish(self) -> None:
         """Remove the server's tools (on stop)."""

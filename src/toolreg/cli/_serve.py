@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ipaddress
 import logging
 import os
 import signal
 import sys
 from collections.abc import Iterator
 from contextlib import redirect_stdout
+from pathlib import Path
 
 from toolreg import (
     ConfigError,
@@ -24,6 +24,8 @@ from toolreg import (
     reload_plugins,
 )
 
+from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
+from .._mcp.http_guard import TOKEN_ENV, is_loopback_host
 from ._commands import _did_you_mean, load, workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 from ._logs import fd1_to_stderr, quiet_loading
@@ -42,9 +44,14 @@ streamable HTTP (start `toolreg serve --transport http` yourself):
   {"mcpServers": {"toolreg": {"url": "http://127.0.0.1:8765/mcp"}}}
 
 Only available tools are offered; clients are told when the list changes.
+  with a token: ... {"url": "...", "headers": {"Authorization": "Bearer TOKEN"}}
+
+Only available tools are offered; clients are told when the list changes.
 On POSIX, SIGHUP re-reads the config and reloads tool packs and local plugins.
-HTTP binds 127.0.0.1 and has no authentication: for remote use put a reverse
-proxy with auth in front. GET /healthz answers {"status": "ok", ...}.
+HTTP binds 127.0.0.1, where Host and Origin must be loopback names. With a
+token (--auth-token-file, or $TOOLREG_SERVE_TOKEN) every request needs
+"Authorization: Bearer TOKEN"; any other address refuses to start without one
+unless --insecure-no-auth says so. GET /healthz answers {"status": "ok", ...}.
 Needs the MCP SDK: pip install 'toolreg-core[mcp]'. Details: docs/mcp.md
 """
 
@@ -80,14 +87,46 @@ def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentP
         action="store_true",
         help="HTTP: no sessions, so replicas can sit behind any load balancer",
     )
+    p.add_argument(
+        "--max-calls",
+        metavar="N",
+        type=_positive,
+        default=DEFAULT_MAX_CALLS,
+        help=f"tool calls running at once, over all clients (default: {DEFAULT_MAX_CALLS})",
+    )
+    p.add_argument(
+        "--max-calls-per-session",
+        metavar="N",
+        type=_positive,
+        default=DEFAULT_MAX_CALLS_PER_SESSION,
+        help="tool calls one MCP session may run at once; more wait their turn "
+        f"(default: {DEFAULT_MAX_CALLS_PER_SESSION})",
+    )
+    p.add_argument(
+        "--auth-token-file",
+        metavar="PATH",
+        type=Path,
+        help=f"HTTP: require 'Authorization: Bearer <token>', the token read from PATH "
+        f"(mode 600); default: ${TOKEN_ENV}",
+    )
+    p.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="HTTP: serve a non-loopback address without a token (a proxy in front authenticates)",
+    )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Load the tools like every command, then serve them until the client or a signal stops us."""
+    http_only = (args.host, args.port, args.auth_token_file)
     if args.transport == "stdio" and (
-        args.host is not None or args.port is not None or args.stateless
+        any(value is not None for value in http_only) or args.stateless or args.insecure_no_auth
     ):
-        raise CliError("--host, --port and --stateless need --transport http", EXIT_USAGE)
+        raise CliError(
+            "--host, --port, --stateless, --auth-token-file and --insecure-no-auth "
+            "need --transport http",
+            EXIT_USAGE,
+        )
     if args.port is not None and not 0 <= args.port <= 65535:
         raise CliError(f"--port must be 0-65535, got {args.port}", EXIT_USAGE)
     with _sighup_deferred() as early_sighup:  # once serving, SIGHUP reloads
@@ -98,15 +137,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 f"toolreg serve needs the MCP SDK ({exc}); "
                 "install it: pip install 'toolreg-core[mcp]'"
             ) from None
+        token = None
         if args.transport == "stdio":
             with fd1_to_stderr():  # stdout is the protocol stream: nothing else may reach it
                 load(args)
         else:
+            token = _http_token(args)  # refused before the slow load, not after
             load(args)
-        return _serve(args, reload_first=early_sighup)
+        return _serve(args, reload_first=early_sighup, token=token)
 
 
-def _serve(args: argparse.Namespace, reload_first: list[bool]) -> int:
+def _serve(args: argparse.Namespace, reload_first: list[bool], token: str | None) -> int:
     import anyio
 
     from toolreg._mcp.server import ToolServer, bind, url_for
@@ -116,7 +157,12 @@ def _serve(args: argparse.Namespace, reload_first: list[bool]) -> int:
     for warning in workspace_warnings():  # the file tools' root fell back to / or $HOME
         _say(f"warning: {warning}")
     server = ToolServer(
-        registry, args.toolset, stateless=args.stateless, reload=lambda: _reload(args)
+        registry,
+        args.toolset,
+        stateless=args.stateless,
+        reload=lambda: _reload(args),
+        max_calls=args.max_calls,
+        max_calls_per_session=args.max_calls_per_session,
     )
     server.reload_pending = reload_first  # a SIGHUP that came while loading
     count = len(server.definitions())
@@ -131,20 +177,24 @@ def _serve(args: argparse.Namespace, reload_first: list[bool]) -> int:
             return EXIT_OK
         host = args.host or DEFAULT_HOST
         port = DEFAULT_PORT if args.port is None else args.port
-        if not _is_loopback(host):
+        if token is None and not is_loopback_host(host):
             _say(
-                f"warning: binding {host}, which is not a loopback address: anyone who can "
-                "reach it can call these tools, and there is no authentication"
+                f"warning: binding {host}, which is not a loopback address, with "
+                "--insecure-no-auth: anyone who can reach it can call these tools"
             )
         try:
             sock = bind(host, port)
         except OSError as exc:
             raise CliError(f"cannot listen on {host}:{port}: {exc}") from None
-        mode = " (stateless)" if args.stateless else ""
+        notes = ["stateless"] if args.stateless else []
+        notes += ["bearer token required"] if token is not None else []
+        mode = f" ({', '.join(notes)})" if notes else ""
         _say(f"serving {offered} at {url_for(sock)}{mode} (pid {os.getpid()})")
         with sock:
             anyio.run(
-                lambda: server.serve_http(sock, host, stateless=args.stateless, verbose=verbose)
+                lambda: server.serve_http(
+                    sock, host, stateless=args.stateless, token=token, verbose=verbose
+                )
             )
         return EXIT_OK
     except KeyboardInterrupt:  # Ctrl-C is how a foreground server is stopped
@@ -188,13 +238,44 @@ def _check_toolsets(toolsets: list[str] | None) -> None:
             _say(f"warning: toolset {toolset!r} has no tools{hint}")
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def _positive(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
     try:
-        return ipaddress.ip_address(host).is_loopback
+        value = int(text)
     except ValueError:
-        return False
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _http_token(args: argparse.Namespace) -> str | None:
+    """The bearer token HTTP clients must send (None: none), or a usage error.
+
+    ``--auth-token-file`` wins over ``$TOOLREG_SERVE_TOKEN``. A non-loopback
+    address without either needs ``--insecure-no-auth``, said out loud.
+    """
+    from toolreg._mcp.http_guard import TokenError, read_token_file, token_from_env
+
+    try:
+        if args.auth_token_file is not None:
+            token = read_token_file(args.auth_token_file)
+        else:
+            token = token_from_env()
+    except TokenError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    host = args.host or DEFAULT_HOST
+    if token is not None and args.insecure_no_auth:
+        raise CliError("--insecure-no-auth contradicts the bearer token that is set", EXIT_USAGE)
+    if token is None and not args.insecure_no_auth and not is_loopback_host(host):
+        raise CliError(
+            f"refusing to serve {host}, which is not a loopback address, without "
+            "authentication: anyone who reaches it could run these tools. Require a bearer "
+            f"token with --auth-token-file PATH (or ${TOKEN_ENV}), or pass --insecure-no-auth "
+            "if a proxy in front authenticates",
+            EXIT_USAGE,
+        )
+    return token
 
 
 def _say(message: str) -> None:

@@ -1,0 +1,57 @@
+"""Registry names that tools of two MCP servers map to: given to neither.
+
+``mcp__<server>__<tool>`` is ambiguous once a server's name holds ``__`` (or
+starts or ends with ``_``): tool ``y__z`` of server ``x`` and tool ``z`` of
+server ``x__y`` are both ``mcp__x__y__z``. Each server's link stakes the names
+its current listing maps to; a name staked by two servers is *contested* and
+neither publishes it, whichever connected or listed first. When a stake changes
+whether another server's names are contested, that server republishes at once,
+so the outcome depends only on the servers' current listings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+class NameClaims:
+    """Registry name → {server: its tool's own name}, for the servers of one manager."""
+
+    def __init__(self) -> None:
+        self._claims: dict[str, dict[str, str]] = {}
+        self._staked: dict[str, frozenset[str]] = {}
+        self._republish: dict[str, Callable[[], None]] = {}
+
+    def join(self, server: str, republish: Callable[[], None]) -> None:
+        """Let ``server`` stake names; ``republish`` re-applies its listing when a rival moves."""
+        self._republish[server] = republish
+
+    def stake(self, server: str, names: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
+        """Replace ``server``'s names (registry name → its tool); return its contested ones.
+
+        The result maps each contested name to the rivals' (server, tool) pairs,
+        sorted. Rivals whose own names became (un)contested republish first.
+        """
+        old = self._staked.get(server, frozenset())
+        new = frozenset(names)
+        for name in old - new:
+            holders = self._claims[name]
+            del holders[server]
+            if not holders:
+                del self._claims[name]
+        for name, tool in names.items():
+            self._claims.setdefault(name, {})[server] = tool
+        self._staked[server] = new
+        rivals = {other for name in old ^ new for other in self._claims.get(name, ())}
+        for other in sorted(rivals - {server}):
+            self._republish[other]()
+        return self.contested(server)
+
+    def contested(self, server: str) -> dict[str, list[tuple[str, str]]]:
+        """``server``'s names that other servers' tools map to as well, with those tools."""
+        contested = {}
+        for name in self._staked.get(server, ()):
+            holders = self._claims[name]
+            if len(holders) > 1:
+                contested[name] = sorted((s, t) for s, t in holders.items() if s != server)
+        return contested

@@ -1,0 +1,216 @@
+"""How ``toolreg serve`` runs tool calls: fair shares, and nothing for a client that left.
+
+- Tool calls run in worker threads of their own pool (``max_calls`` at once),
+  never anyio's default one, so ``tools/list``, ``ping``, ``/healthz`` and the
+  stdio reader never queue behind slow tools.
+- One MCP session (the stdio connection, or one handshake-era HTTP session)
+  holds at most ``max_calls_per_session`` of those threads; its further calls
+  wait in the session's own queue, so one busy client cannot fill the pool.
+  2026-07-28 HTTP requests and ``--stateless`` ones carry no session: only the
+  pool bounds them.
+- A call whose client went away is cancelled; one that has not started never
+  does. One already running cannot be stopped (Python cannot kill a thread),
+  so it keeps its slots until its handler returns: a client that calls and
+  disconnects over and over cannot pile up threads.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
+
+logger = logging.getLogger("toolreg.serve")
+
+T = TypeVar("T")
+
+#: The scope key under which ``DisconnectWatch`` keeps a request's "client gone" event.
+GONE = "toolreg.client_gone"
+_SESSION_HEADER = "mcp-session-id"
+
+
+class ClientGone(Exception):
+    """The client of a call disconnected before the call could start."""
+
+
+class DisconnectWatch:
+    """ASGI middleware: an event in each request's scope, set when its client disconnects.
+
+    The SDK's handshake-era HTTP transport keeps a session's calls going after
+    the POST that carried one is gone; with no event store, their answers can
+    never be delivered, so ``CallLimits.run`` cancels them on this event.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        gone = scope[GONE] = anyio.Event()
+
+        async def watched() -> Any:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                gone.set()
+            return message
+
+        await self.app(scope, watched, send)
+
+
+def session_key(request: Any) -> str | None:
+    """Which session a call belongs to: ``stdio``, an HTTP session id, or None (none)."""
+    if request is None:
+        return "stdio"  # the one connection of a stdio server
+    return request.headers.get(_SESSION_HEADER)
+
+
+def gone_event(request: Any) -> anyio.Event | None:
+    """The event ``DisconnectWatch`` sets when this request's client goes away."""
+    return getattr(request, "scope", {}).get(GONE)
+
+
+class _Call:
+    """One call: its session and that session's slots, and whether it started or was given up."""
+
+    __slots__ = ("session", "slots", "started", "abandoned")
+
+    def __init__(self, session: str | None, slots: anyio.CapacityLimiter | None) -> None:
+        self.session = session
+        self.slots = slots
+        self.started = False
+        self.abandoned = False
+
+
+class CallLimits:
+    """The thread pool of tool calls and each session's share of it."""
+
+    def __init__(
+        self,
+        max_calls: int = DEFAULT_MAX_CALLS,
+        max_calls_per_session: int = DEFAULT_MAX_CALLS_PER_SESSION,
+    ) -> None:
+        self.max_calls = max_calls
+        self.max_calls_per_session = max_calls_per_session
+        self._pool: anyio.CapacityLimiter | None = None
+        self._threads: anyio.CapacityLimiter | None = None
+        #: Only sessions with calls running or waiting have an entry.
+        self._sessions: dict[str, anyio.CapacityLimiter] = {}
+        #: The server's task group: a call's thread is awaited there, not by the request.
+        self.keepers: anyio.abc.TaskGroup | None = None
+
+    def _limiters(self) -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
+        if self._pool is None or self._threads is None:  # made on the event loop
+            self._pool = anyio.CapacityLimiter(self.max_calls)
+            self._threads = anyio.CapacityLimiter(self.max_calls)
+        return self._pool, self._threads
+
+    async def run(
+        self,
+        what: str,
+        session: str | None,
+        gone: anyio.Event | None,
+        fn: Callable[..., T],
+        *args: Any,
+    ) -> T:
+        """``fn(*args)`` in a pool thread once ``session`` has a free slot and the pool one.
+
+        Raises ClientGone when ``gone`` is set before the call started (it then
+        never starts); cancelling the caller cancels a call that has not started.
+        ``what`` names the call in the log.
+        """
+        if gone is None:
+            return await self._run(what, session, fn, args)
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as watch:
+
+                async def cancel_when_gone() -> None:
+                    await gone.wait()
+                    scope.cancel()
+
+                watch.start_soon(cancel_when_gone)
+                result = await self._run(what, session, fn, args)
+                watch.cancel_scope.cancel()
+            return result
+        raise ClientGone  # the scope was cancelled: the client went away
+
+    async def _run(
+        self, what: str, session: str | None, fn: Callable[..., T], args: tuple[Any, ...]
+    ) -> T:
+        pool, threads = self._limiters()
+        call = _Call(session, self._session_slots(session))
+        outcome: list[tuple[bool, Any]] = []
+        done = anyio.Event()
+
+        def work() -> Any:
+            if call.abandoned:  # its client gave up between admission and this thread
+                raise ClientGone
+            call.started = True
+            return fn(*args)
+
+        async def keep() -> None:
+            # Holds the slots until the thread returns, even once the caller gave up.
+            try:
+                result = await anyio.to_thread.run_sync(
+                    work, abandon_on_cancel=True, limiter=threads
+                )
+                outcome.append((True, result))
+            except Exception as exc:
+                outcome.append((False, exc))
+            finally:
+                self._release(call, pool)
+                done.set()
+
+        try:
+            await self._admit(call, pool)
+            if self.keepers is not None:
+                self.keepers.start_soon(keep)
+                await done.wait()
+            else:  # outside serve_*: the caller holds the slots itself
+                await keep()
+        except BaseException:
+            if not call.started:
+                call.abandoned = True
+                logger.info("%s was cancelled before it started: its client went away", what)
+            raise
+        if not outcome:  # the server is stopping
+            raise ClientGone
+        ok, value = outcome[0]
+        if not ok:
+            raise value
+        return value
+
+    async def _admit(self, call: _Call, pool: anyio.CapacityLimiter) -> None:
+        """A slot of the session, then one of the pool; each queue is first come, first served."""
+        try:
+            if call.slots is not None:
+                await call.slots.acquire_on_behalf_of(call)
+            await pool.acquire_on_behalf_of(call)
+        except BaseException:
+            self._release(call, pool)
+            raise
+
+    def _session_slots(self, session: str | None) -> anyio.CapacityLimiter | None:
+        if session is None:
+            return None
+        slots = self._sessions.get(session)
+        if slots is None:
+            slots = self._sessions[session] = anyio.CapacityLimiter(self.max_calls_per_session)
+        return slots
+
+    def _release(self, call: _Call, pool: anyio.CapacityLimiter) -> None:
+        """Give back what ``call`` holds (on the event loop); forget an idle session."""
+        for slots in (pool, call.slots):
+            if slots is not None and call in slots.statistics().borrowers:
+                slots.release_on_behalf_of(call)
+        if call.slots is not None and call.session is not None:
+            stats = call.slots.statistics()
+            if not stats.borrowed_tokens and not stats.tasks_waiting:
+                self._sessions.pop(call.session, None)  # an idle session keeps nothing here

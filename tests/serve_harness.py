@@ -1,0 +1,218 @@
+"""``toolreg serve`` as a real subprocess: a local plugin, its config, and an HTTP server handle.
+
+The plugin's ``demo`` toolset answers at once; its ``slow`` toolset's ``hold``
+tool writes ``start TAG`` to ``$HOLD_LOG``, waits until ``$HOLD_RELEASE``
+exists, then writes ``end TAG``, so a test can see which calls ran and when.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+PLUGIN = """\
+import os
+import time
+from pathlib import Path
+
+from toolreg import registry
+
+print("demo plugin: import chatter that must not reach the protocol stream")
+
+
+def _schema(tool, **properties):
+    return {
+        "name": tool,
+        "description": f"The {tool} tool.",
+        "parameters": {
+            "type": "object",
+            "properties": properties,
+            "required": list(properties),
+        },
+    }
+
+
+def _greet(args):
+    print("demo plugin: handler chatter")
+    return f"hello {args['name']}"
+
+
+def _boom(args):
+    raise RuntimeError("kaboom")
+
+
+def _note(line):
+    with open(os.environ["HOLD_LOG"], "a") as log:
+        log.write(line + "\\n")
+
+
+def _hold(args):
+    _note(f"start {args['tag']}")
+    release = Path(os.environ["HOLD_RELEASE"])
+    while not release.exists():
+        time.sleep(0.01)
+    _note(f"end {args['tag']}")
+    return f"released {args['tag']}"
+
+
+registry.register("greet", "demo", _schema("greet", name={"type": "string"}), _greet)
+registry.register("boom", "demo", _schema("boom"), _boom)
+registry.register("whoami", "demo", _schema("whoami"), lambda args: str(os.getpid()))
+registry.register("hold", "slow", _schema("hold", tag={"type": "string"}), _hold)
+"""
+
+
+@dataclass
+class ServeSetup:
+    """A local plugin folder, a config naming it, and an env that loads only it."""
+
+    tmp: Path
+    plugin: Path
+    config: Path
+    env: dict[str, str]
+    logs: list[TextIO] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, tmp: Path) -> ServeSetup:
+        plugins = tmp / "plugins"
+        plugins.mkdir()
+        (plugins / "demo.py").write_text(PLUGIN)
+        config = tmp / "toolreg.toml"
+        config.write_text(f"[plugins]\npaths = [{json.dumps(str(plugins))}]\n")
+        dropped = ("TOOLREG_DISABLE_PLUGIN_AUTOLOAD", "TOOLREG_CONFIG", "TOOLREG_SERVE_TOKEN")
+        env = {k: v for k, v in os.environ.items() if k not in dropped}
+        env["TOOLREG_PLUGINS"] = "local:demo"  # only ours, whatever packs the venv holds
+        env["HOLD_LOG"] = str(tmp / "hold.log")
+        env["HOLD_RELEASE"] = str(tmp / "hold.release")
+        return cls(tmp, plugins / "demo.py", config, env)
+
+    @property
+    def log_path(self) -> Path:
+        """Where the servers' stderr goes; printed at teardown so a failure shows it."""
+        return self.tmp / "serve.log"
+
+    def open_log(self) -> TextIO:
+        log = open(self.log_path, "a")  # noqa: SIM115 - lives as long as the server
+        self.logs.append(log)
+        return log
+
+    def holds(self) -> list[str]:
+        """The lines the ``hold`` tool wrote so far."""
+        path = Path(self.env["HOLD_LOG"])
+        return path.read_text().splitlines() if path.exists() else []
+
+    def release_holds(self) -> None:
+        Path(self.env["HOLD_RELEASE"]).touch()
+
+    def close(self) -> None:
+        self.release_holds()  # no hold call may outlive the test
+        for log in self.logs:
+            log.close()
+        if self.log_path.exists():
+            print("---- toolreg serve stderr ----\n" + self.log_path.read_text())
+
+
+def serve_args(setup: ServeSetup, *extra: str) -> list[str]:
+    return ["-m", "toolreg", "serve", "--config", str(setup.config), *extra]
+
+
+def run(main_fn: Callable[[], Awaitable[None]], timeout: float = 30) -> None:
+    import anyio
+
+    async def bounded() -> None:
+        with anyio.fail_after(timeout):
+            await main_fn()
+
+    anyio.run(bounded)
+
+
+def text_of(result: Any) -> str:
+    return "".join(block.text for block in result.content if block.type == "text")
+
+
+class HttpServer:
+    """``toolreg serve --transport http --port 0`` in a subprocess; finds its URL on stderr."""
+
+    def __init__(self, setup: ServeSetup, *extra: str, env: dict[str, str] | None = None) -> None:
+        self.log = setup.open_log()
+        self.proc = subprocess.Popen(
+            [sys.executable, *serve_args(setup, "--transport", "http", "--port", "0", *extra)],
+            env={**setup.env, **(env or {})},
+            cwd=setup.tmp,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.url = ""
+        while not self.url:
+            found = re.search(r" at (http://\S+/mcp)", self.next_line("its URL"))
+            self.url = found.group(1) if found else ""
+
+    def _pump(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.log.write(line)
+            self.log.flush()
+            self.lines.put(line)
+
+    def next_line(self, what: str, timeout: float = 20) -> str:
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            self.stop()
+            raise AssertionError(f"toolreg serve did not report {what}") from None
+
+    def wait_for_line(self, pattern: str) -> str:
+        """The next stderr line matching ``pattern`` (earlier lines are skipped)."""
+        while True:
+            line = self.next_line(repr(pattern))
+            if re.search(pattern, line):
+                return line
+
+    @property
+    def authority(self) -> str:
+        """``host:port`` as the URL has it (IPv6 in brackets)."""
+        return self.url.split("/")[2]
+
+    def health(self, headers: dict[str, str] | None = None) -> dict[str, Any]:
+        url = self.url.replace("/mcp", "/healthz")
+        request = urllib.request.Request(url, headers=headers or {})
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            return json.loads(reply.read())
+
+    def status(self, method: str, path: str, headers: dict[str, str]) -> int:
+        """The HTTP status of one raw request; ``headers`` may override ``Host``."""
+        host, _, port = self.authority.rpartition(":")
+        connection = http.client.HTTPConnection(host.strip("[]"), int(port), timeout=10)
+        try:
+            body = b"{}" if method == "POST" else None
+            connection.putrequest(method, path, skip_host="Host" in headers)
+            for name, value in {"Content-Type": "application/json", **headers}.items():
+                connection.putheader(name, value)
+            connection.endheaders(body)
+            return connection.getresponse().status
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

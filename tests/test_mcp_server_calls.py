@@ -1,0 +1,164 @@
+"""``toolreg serve`` fairness: slow calls of one client against another's list, ping and calls.
+
+Each server is a real ``toolreg serve --transport http`` subprocess. The slow
+tool is the harness's ``hold``: it notes ``start TAG`` in a file, waits for
+the test to release it, then notes ``end TAG``. Assertions are about order and
+completion, never about how long anything took.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from serve_harness import HttpServer, ServeSetup, run, text_of
+
+pytest.importorskip("mcp")
+
+import anyio  # noqa: E402  (after the importorskip: anyio comes with mcp)
+import httpx2  # noqa: E402
+from mcp import Client  # noqa: E402
+
+HANDSHAKE = "2025-11-25"
+SSE = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def wait_for_starts(setup: ServeSetup, count: int) -> list[str]:
+    """The hold log once ``count`` calls have started (the test's own timeout bounds it)."""
+    while True:
+        starts = [line for line in setup.holds() if line.startswith("start ")]
+        if len(starts) >= count:
+            return starts
+        time.sleep(0.02)
+
+
+async def hold_all(client: Client, tags: list[str], results: dict[str, str]) -> None:
+    async def one(tag: str) -> None:
+        results[tag] = text_of(await client.call_tool("hold", {"tag": tag}))
+
+    async with anyio.create_task_group() as tg:
+        for tag in tags:
+            tg.start_soon(one, tag)
+
+
+@pytest.mark.filterwarnings("ignore:ping is removed")
+def test_slow_calls_of_other_sessions_never_delay_list_or_ping(
+    serve_setup: ServeSetup, http_server: Callable[..., HttpServer]
+) -> None:
+    """Five sessions fill every tool-call thread (defaults: 8 each, 40 in all)."""
+    server = http_server()
+    tags = {f"s{session}": [f"s{session}-{n}" for n in range(8)] for session in range(5)}
+    results: dict[str, str] = {}
+
+    async def session() -> None:
+        async with anyio.create_task_group() as tg:
+            for session_tags in tags.values():
+
+                async def busy(session_tags: list[str] = session_tags) -> None:
+                    async with Client(server.url, mode="legacy") as client:
+                        await hold_all(client, session_tags, results)
+
+                tg.start_soon(busy)
+            await anyio.to_thread.run_sync(wait_for_starts, serve_setup, 40)
+            # Every call thread is taken, and none can end before the release below.
+            async with (
+                Client(server.url, mode="legacy") as legacy,
+                Client(server.url, cache=None) as modern,
+            ):
+                for client in (legacy, modern):
+                    assert "greet" in {tool.name for tool in (await client.list_tools()).tools}
+                await legacy.send_ping()  # 2026-07-28 has no ping
+            assert server.health()["status"] == "ok"
+            assert not [line for line in serve_setup.holds() if line.startswith("end ")]
+            serve_setup.release_holds()
+        assert results == {tag: f"released {tag}" for all_tags in tags.values() for tag in all_tags}
+
+    run(session, timeout=60)
+
+
+def test_one_session_cannot_take_more_than_its_share(
+    serve_setup: ServeSetup, http_server: Callable[..., HttpServer]
+) -> None:
+    server = http_server("--max-calls", "3", "--max-calls-per-session", "2")
+    results: dict[str, str] = {}
+
+    async def session() -> None:
+        async with (
+            Client(server.url, mode="legacy") as greedy,
+            Client(server.url, mode="legacy") as other,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(hold_all, greedy, ["a1", "a2", "a3"], results)
+            await anyio.to_thread.run_sync(wait_for_starts, serve_setup, 2)
+            # The pool has a free thread, but a3 waits for one of its own session's.
+            assert text_of(await other.call_tool("greet", {"name": "B"})) == "hello B"
+            tg.start_soon(hold_all, other, ["b1"], results)
+            starts = await anyio.to_thread.run_sync(wait_for_starts, serve_setup, 3)
+            assert "start b1" in starts and "start a3" not in starts
+            serve_setup.release_holds()
+        assert results == {tag: f"released {tag}" for tag in ("a1", "a2", "a3", "b1")}
+
+    run(session)
+
+
+class RawSession:
+    """A handshake-era HTTP session spoken by hand, so the test can drop connections."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.streams: list[tuple[httpx2.Client, Any]] = []
+        with httpx2.Client(headers=SSE, timeout=10) as http:
+            reply = http.post(url, json=self._request(0, "initialize", self._init_params()))
+            reply.raise_for_status()
+            self.id = reply.headers["mcp-session-id"]
+            self.headers = {**SSE, "mcp-session-id": self.id, "mcp-protocol-version": HANDSHAKE}
+            notice = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            http.post(url, json=notice, headers=self.headers).raise_for_status()
+
+    @staticmethod
+    def _request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+    @staticmethod
+    def _init_params() -> dict[str, Any]:
+        client = {"name": "raw", "version": "1"}
+        return {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": client}
+
+    def start_call(self, request_id: int, tool: str, args: dict[str, Any]) -> None:
+        """POST a tools/call and leave its answer stream open (one connection per call)."""
+        http = httpx2.Client(headers=self.headers, timeout=10)
+        body = self._request(request_id, "tools/call", {"name": tool, "arguments": args})
+        stream = http.stream("POST", self.url, json=body)
+        stream.__enter__().raise_for_status()
+        self.streams.append((http, stream))
+
+    def drop(self) -> None:
+        """Close every connection, without ending the session (no DELETE): a crashed client."""
+        for http, stream in self.streams:
+            stream.__exit__(None, None, None)
+            http.close()
+
+
+def test_a_disconnected_clients_queued_call_never_runs(
+    serve_setup: ServeSetup, http_server: Callable[..., HttpServer]
+) -> None:
+    server = http_server("--max-calls-per-session", "1")
+    raw = RawSession(server.url)
+    raw.start_call(1, "hold", {"tag": "running"})
+    wait_for_starts(serve_setup, 1)
+    raw.start_call(2, "hold", {"tag": "queued"})  # waits for the session's one slot
+    raw.drop()
+    server.wait_for_line(r"tools/call hold was cancelled before it started")
+    serve_setup.release_holds()
+
+    async def session() -> None:
+        async with Client(server.url, mode="legacy") as client:
+            result = await client.call_tool("hold", {"tag": "after"})
+            assert text_of(result) == "released after"
+
+    run(session)
+    lines = serve_setup.holds()
+    assert "start running" in lines and "start after" in lines
+    assert "start queued" not in lines
