@@ -165,3 +165,56 @@ def cache_problems(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str], dic
     record: dict[tuple[str, str], dict[str, str]] = {}
     monkeypatch.setattr(_cache_files, "_problems", record)
     return record
+
+
+#: A 1x1 PNG.
+PNG_BASE64 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4"
+    "nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
+)
+
+
+class BlockingHooks:
+    """Dispatch hooks of the kind an audit pack installs: they refuse greeting Mallory."""
+
+    def before(self, name: str, args: dict) -> str | None:
+        return "greeting Mallory is not allowed" if args.get("name") == "Mallory" else None
+
+    def after(self, name: str, args: dict, result: object) -> object:
+        return result
+
+
+@pytest.fixture
+def host_registry(reg: ToolRegistry) -> ToolRegistry:
+    """A registry as a host has it: a text tool with an optional argument, an async
+    tool, a multimodal one, one unavailable, and hooks that block a call."""
+    greet_params = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "Who to greet."},
+            "punctuation": {"type": "string", "enum": ["!", "."], "default": "!"},
+        },
+        "required": ["name"],
+        "additionalProperties": False,
+    }
+    reg.register(
+        "greet",
+        "text",
+        {"description": "Greet someone.", "parameters": greet_params},
+        lambda args: f"Hello, {args['name']}{args.get('punctuation', '!')}",
+    )
+
+    async def clock(args: dict) -> str:
+        return "tick"
+
+    reg.register("clock", "text", schema("clock"), clock, is_async=True)
+    snap = {"_multimodal": True, "content": [
+        {"type": "text", "text": "the screen"},
+        {"type": "image", "data": PNG_BASE64, "mimeType": "image/png"},
+    ]}  # fmt: skip
+    reg.register("snap", "media", schema("snap"), lambda args: snap)
+    reg.register(
+        "secret", "text", schema("secret"), lambda args: "s", requires_env="TOOLREG_TEST_UNSET"
+    )
+    reg.set_dispatch_hooks(BlockingHooks())
+    return reg
