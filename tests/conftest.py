@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
 import tempfile
@@ -13,8 +14,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from toolreg import ToolRegistry, registry
 
@@ -218,3 +221,22 @@ def host_registry(reg: ToolRegistry) -> ToolRegistry:
     )
     reg.set_dispatch_hooks(BlockingHooks())
     return reg
+
+
+def _materialise(value: Any) -> Any:
+    """pydantic validates ``Iterable`` fields lazily; walking them validates every item."""
+    if isinstance(value, Iterator):
+        return [_materialise(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _materialise(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_materialise(item) for item in value]
+    return value
+
+
+def conforms(typed_dict: Any, message: dict[str, Any]) -> None:
+    """Valid for the SDK's TypedDict, with no key it does not know (pydantic drops those)."""
+    adapter = TypeAdapter(typed_dict)  # the lazy iterators need it alive
+    validated = _materialise(adapter.validate_python(message))
+    assert validated == message
+    json.dumps(message)  # plain JSON types only

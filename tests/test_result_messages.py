@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import mcp_types
@@ -19,32 +18,13 @@ from anthropic.types import ToolResultBlockParam
 from google.genai import types as genai_types
 from openai.types.chat import ChatCompletionToolMessageParam
 from openai.types.responses import ResponseInputItemParam
-from pydantic import TypeAdapter
 
+from conftest import conforms
 from toolreg import ToolRegistry, tool_error, tool_result, tool_result_message
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n fake png").decode()
 WAV = base64.b64encode(b"RIFF fake wav").decode()
 FORMATS = ["openai", "openai-responses", "anthropic", "gemini", "mcp"]
-
-
-def _materialise(value: Any) -> Any:
-    """pydantic validates ``Iterable`` fields lazily; walking them validates every item."""
-    if isinstance(value, Iterator):
-        return [_materialise(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _materialise(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_materialise(item) for item in value]
-    return value
-
-
-def conforms(typed_dict: Any, message: dict[str, Any]) -> None:
-    """Valid for the SDK's TypedDict, with no key it does not know (pydantic drops those)."""
-    adapter = TypeAdapter(typed_dict)  # the lazy iterators need it alive
-    validated = _materialise(adapter.validate_python(message))
-    assert validated == message
-    json.dumps(message)  # plain JSON types only
 
 
 def check(message: dict[str, Any], format: str) -> None:
