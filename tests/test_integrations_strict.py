@@ -112,6 +112,10 @@ def test_one_of_becomes_any_of() -> None:
         ),
         (obj({"x": {"$ref": "https://example.org/s.json"}}), "points outside the schema"),
         (
+            {"type": "object", "additionalProperties": {"type": "string"}},
+            "parameters: a map of arguments with no declared properties",
+        ),
+        (
             obj({"x": {"anyOf": [obj({"a": {"type": "string"}}), obj({"b": {"type": "string"}})]}}),
             "a union whose branches cannot be told apart",
         ),

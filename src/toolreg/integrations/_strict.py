@@ -128,6 +128,8 @@ class _Converter:
         properties = node.get("properties")
         extra = node.get("additionalProperties")
         if not properties and isinstance(extra, dict) and "patternProperties" not in node:
+            if path == "parameters":  # the arguments themselves must stay an object
+                raise NotStrict(f"{path}: a map of arguments with no declared properties")
             return self._map(extra, out, path)
         if "patternProperties" in node or (extra is not None and extra is not False):
             raise NotStrict(f"{path}: an object that takes properties it does not declare")
