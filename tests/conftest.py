@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
 import tempfile
@@ -13,8 +14,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 from serve_harness import HttpServer, ServeSetup
 
 from toolreg import ToolRegistry, registry
@@ -188,3 +191,75 @@ def http_server(serve_setup: ServeSetup) -> Iterator[Callable[..., HttpServer]]:
     yield start
     for server in started:
         server.stop()
+
+
+#: A 1x1 PNG.
+PNG_BASE64 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4"
+    "nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
+)
+
+
+class BlockingHooks:
+    """Dispatch hooks of the kind an audit pack installs: they refuse greeting Mallory."""
+
+    def before(self, name: str, args: dict) -> str | None:
+        return "greeting Mallory is not allowed" if args.get("name") == "Mallory" else None
+
+    def after(self, name: str, args: dict, result: object) -> object:
+        return result
+
+
+@pytest.fixture
+def host_registry(reg: ToolRegistry) -> ToolRegistry:
+    """A registry as a host has it: a text tool with an optional argument, an async
+    tool, a multimodal one, one unavailable, and hooks that block a call."""
+    greet_params = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "Who to greet."},
+            "punctuation": {"type": "string", "enum": ["!", "."], "default": "!"},
+        },
+        "required": ["name"],
+        "additionalProperties": False,
+    }
+    reg.register(
+        "greet",
+        "text",
+        {"description": "Greet someone.", "parameters": greet_params},
+        lambda args: f"Hello, {args['name']}{args.get('punctuation', '!')}",
+    )
+
+    async def clock(args: dict) -> str:
+        return "tick"
+
+    reg.register("clock", "text", schema("clock"), clock, is_async=True)
+    snap = {"_multimodal": True, "content": [
+        {"type": "text", "text": "the screen"},
+        {"type": "image", "data": PNG_BASE64, "mimeType": "image/png"},
+    ]}  # fmt: skip
+    reg.register("snap", "media", schema("snap"), lambda args: snap)
+    reg.register(
+        "secret", "text", schema("secret"), lambda args: "s", requires_env="TOOLREG_TEST_UNSET"
+    )
+    reg.set_dispatch_hooks(BlockingHooks())
+    return reg
+
+
+def _materialise(value: Any) -> Any:
+    """pydantic validates ``Iterable`` fields lazily; walking them validates every item."""
+    if isinstance(value, Iterator):
+        return [_materialise(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _materialise(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_materialise(item) for item in value]
+    return value
+
+
+def conforms(typed_dict: Any, message: dict[str, Any]) -> None:
+    """Valid for the SDK's TypedDict, with no key it does not know (pydantic drops those)."""
+    adapter = TypeAdapter(typed_dict)  # the lazy iterators need it alive
+    validated = _materialise(adapter.validate_python(message))
+    assert validated == message
+    json.dumps(message)  # plain JSON types only

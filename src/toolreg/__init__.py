@@ -17,6 +17,7 @@ from ._ownership import PluginPolicy
 from ._plugins import get_plugin_host, load_plugins, reload_plugins, unload_plugin
 from ._registry import ToolRegistry, registry
 from ._report import PluginOutcome, PluginReport
+from ._result_messages import tool_result_message
 from ._results import is_tool_error, tool_error, tool_result
 from ._toolsets import apply_config, apply_toolset_config
 from .hookspecs import hookimpl
@@ -52,5 +53,6 @@ __all__ = [
     "tool",
     "tool_error",
     "tool_result",
+    "tool_result_message",
     "unload_plugin",
 ]

@@ -1,0 +1,65 @@
+"""The registry's tools as LangChain ``StructuredTool``s (extra ``langchain``).
+
+>>> from toolreg.integrations import langchain
+>>> model = chat_model.bind_tools(langchain.tools(toolsets=["file"]))
+
+Each tool takes the registered JSON Schema as its ``args_schema`` and calls
+``registry.dispatch`` (``ainvoke``: ``registry.adispatch``), so validation,
+hooks and policy apply. A multimodal result becomes LangChain's standard
+content blocks (``text``, ``image``, ``audio``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ._registry_tools import ToolSpec, available_tools, missing_framework, result_parts
+
+try:
+    from langchain_core.tools import StructuredTool
+except ImportError as exc:
+    raise missing_framework("langchain", "langchain-core", "langchain") from exc
+
+from toolreg import ToolRegistry
+
+__all__ = ["tools"]
+
+
+def tools(
+    registry: ToolRegistry | None = None,
+    *,
+    names: Iterable[str] | None = None,
+    toolsets: Iterable[str] | None = None,
+) -> list[StructuredTool]:
+    """``StructuredTool``s for the available tools among ``names`` and ``toolsets``
+    (all when both are None) of ``registry`` (default ``toolreg.registry``)."""
+    registry, specs = available_tools(registry, names, toolsets)
+    return [_structured_tool(registry, spec) for spec in specs]
+
+
+def _structured_tool(registry: ToolRegistry, spec: ToolSpec) -> StructuredTool:
+    def run(**arguments: Any) -> str | list[dict[str, Any]]:
+        return _content(registry.dispatch(spec.name, arguments))
+
+    async def arun(**arguments: Any) -> str | list[dict[str, Any]]:
+        return _content(await registry.adispatch(spec.name, arguments))
+
+    return StructuredTool(
+        name=spec.name,
+        description=spec.description,
+        args_schema=spec.parameters,
+        func=run,
+        coroutine=arun,
+    )
+
+
+def _content(result: str | dict[str, Any]) -> str | list[dict[str, Any]]:
+    if isinstance(result, str):
+        return result
+    return [
+        {"type": "text", "text": part.text}
+        if part.kind == "text"
+        else {"type": part.kind, "base64": part.data, "mime_type": part.mime}
+        for part in result_parts(result)
+    ]

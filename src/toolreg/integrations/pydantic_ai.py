@@ -1,0 +1,57 @@
+"""The registry's tools as pydantic-ai ``Tool``s (extra ``pydantic-ai``, for pydantic-ai-slim).
+
+>>> from pydantic_ai import Agent
+>>> from toolreg.integrations import pydantic_ai
+>>> agent = Agent("openai:gpt-4.1-mini", tools=pydantic_ai.tools(toolsets=["file"]))
+
+Each tool is built with ``Tool.from_schema`` from the registered JSON Schema
+and calls ``registry.adispatch``, so validation, hooks and policy apply. A
+multimodal result becomes text and ``BinaryContent`` parts.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+from typing import Any
+
+from ._registry_tools import ToolSpec, available_tools, missing_framework, result_parts
+
+try:
+    from pydantic_ai import BinaryContent, Tool
+except ImportError as exc:
+    raise missing_framework("pydantic_ai", "pydantic-ai-slim", "pydantic-ai") from exc
+
+from toolreg import ToolRegistry
+
+__all__ = ["tools"]
+
+
+def tools(
+    registry: ToolRegistry | None = None,
+    *,
+    names: Iterable[str] | None = None,
+    toolsets: Iterable[str] | None = None,
+) -> list[Tool[Any]]:
+    """pydantic-ai ``Tool``s for the available tools among ``names`` and ``toolsets``
+    (all when both are None) of ``registry`` (default ``toolreg.registry``)."""
+    registry, specs = available_tools(registry, names, toolsets)
+    return [_pydantic_ai_tool(registry, spec) for spec in specs]
+
+
+def _pydantic_ai_tool(registry: ToolRegistry, spec: ToolSpec) -> Tool[Any]:
+    async def call(**arguments: Any) -> str | list[str | BinaryContent]:
+        return _output(await registry.adispatch(spec.name, arguments))
+
+    return Tool.from_schema(call, spec.name, spec.description, spec.parameters)
+
+
+def _output(result: str | dict[str, Any]) -> str | list[str | BinaryContent]:
+    if isinstance(result, str):
+        return result
+    return [
+        part.text
+        if part.kind == "text"
+        else BinaryContent(data=base64.b64decode(part.data), media_type=part.mime)
+        for part in result_parts(result)
+    ]

@@ -1,0 +1,73 @@
+"""What the integrations share: selecting tools, and frameworks only when asked for."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from toolreg import ToolRegistry
+from toolreg.integrations._registry_tools import available_tools
+
+FRAMEWORKS = {
+    # module: (top-level package it needs, extra)
+    "openai_agents": ("agents", "openai-agents"),
+    "langchain": ("langchain_core", "langchain"),
+    "llm": ("llm", "llm"),
+    "pydantic_ai": ("pydantic_ai", "pydantic-ai"),
+}
+
+
+def python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_importing_toolreg_imports_no_framework_or_provider_sdk() -> None:
+    heavy = [package for package, _ in FRAMEWORKS.values()]
+    heavy += ["openai", "anthropic", "google.genai"]
+    done = python(
+        "import sys, toolreg, toolreg.integrations\n"
+        "toolreg.tool_result_message('ok', 'gemini', name='t')\n"
+        f"print([m for m in {heavy!r} if m in sys.modules])"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", sorted(FRAMEWORKS))
+def test_a_missing_framework_names_the_extra_to_install(module: str) -> None:
+    package, extra = FRAMEWORKS[module]
+    # sys.modules[name] = None is how Python spells "this package is not installed".
+    done = python(
+        f"import sys; sys.modules[{package!r}] = None\nimport toolreg.integrations.{module}"
+    )
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"ImportError: toolreg.integrations.{module} needs ")
+    assert f"pip install 'toolreg-core[{extra}]'" in last
+
+
+def test_selection_by_names_toolsets_and_aliases(host_registry: ToolRegistry) -> None:
+    host_registry.register_toolset_alias("pictures", "media")
+
+    def names(**selection) -> list[str]:
+        return [spec.name for spec in available_tools(host_registry, format="mcp", **selection)[1]]
+
+    assert names(names=None, toolsets=None) == ["clock", "greet", "snap"]
+    assert names(names=["greet"], toolsets=["pictures"]) == ["greet", "snap"]
+    assert names(names=["secret"], toolsets=None) == []  # known, but unavailable
+
+
+@pytest.mark.parametrize(
+    ("selection", "error", "message"),
+    [
+        ({"names": ["greet", "gret"]}, ValueError, "Unknown tool\\(s\\): gret"),
+        ({"toolsets": ["txt"]}, ValueError, "Unknown toolset 'txt'; known toolsets: media, text"),
+        ({"names": "greet"}, TypeError, "names must be a list of strings, not the string 'greet'"),
+    ],
+)
+def test_bad_selections_are_named(host_registry, selection, error, message) -> None:
+    selection = {"names": None, "toolsets": None, **selection}
+    with pytest.raises(error, match=message):
+        available_tools(host_registry, **selection)
