@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -350,6 +351,7 @@ def test_doctor_json_shape(capsys):
         "plugin_failures",
         "hook_failures",
         "mcp_servers",
+        "stuck_calls",
     }
     assert report["mcp_servers"] == []  # no [mcp.servers] configured
     assert report["summary"]["tools"] == len(registry.get_all_tool_names())
@@ -449,20 +451,31 @@ registry.register("chatty", "chat", {"description": "Chatty."}, chatty)
 """
 
 
-def test_fd_level_chatter_never_reaches_stdout(tmp_path):
-    """Writes to file descriptor 1 (C code, child processes) go to stderr, like print()."""
+def with_local_plugin(
+    tmp_path: Path, stem: str, source: str, config: str = ""
+) -> Callable[..., subprocess.CompletedProcess]:
+    """The console script, run with ``source`` as local plugin ``stem`` (and more config)."""
     plugins = tmp_path / "plugins"
     plugins.mkdir()
-    (plugins / "chatty.py").write_text(CHATTY_PLUGIN)
-    config = tmp_path / "toolreg.toml"
-    config.write_text(f"[plugins]\npaths = [{json.dumps(str(plugins))}]\n")
+    (plugins / f"{stem}.py").write_text(source)
+    path = tmp_path / "toolreg.toml"
+    path.write_text(f"[plugins]\npaths = [{json.dumps(str(plugins))}]\n{config}")
     env = {**os.environ, "TOOLREG_WORKSPACE": str(tmp_path)}
     env.pop("TOOLREG_DISABLE_PLUGIN_AUTOLOAD", None)
 
     def toolreg(*argv: str) -> subprocess.CompletedProcess:
-        cmd = [*console_command(), "--config", str(config), *argv]
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+        cmd = [*console_command(), "--config", str(path), *argv]
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"toolreg {' '.join(argv)} did not exit (hung)")
 
+    return toolreg
+
+
+def test_fd_level_chatter_never_reaches_stdout(tmp_path):
+    """Writes to file descriptor 1 (C code, child processes) go to stderr, like print()."""
+    toolreg = with_local_plugin(tmp_path, "chatty", CHATTY_PLUGIN)
     listed = toolreg("list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert "chatty" in {tool["name"] for tool in json.loads(listed.stdout)}
@@ -473,3 +486,50 @@ def test_fd_level_chatter_never_reaches_stdout(tmp_path):
     assert json.loads(called.stdout) == {"ok": True}
     assert "fd chatter in the handler" in called.stderr
     assert "a child process talking" in called.stderr
+
+
+STUCK_PLUGIN = """\
+import time
+
+from toolreg import hookimpl, registry
+
+
+def stuck(args):
+    time.sleep(600)  # ignores every deadline
+    return "too late"
+
+
+registry.register("stuck_tool", "stuck", {}, stuck, timeout=0.2)
+registry.register("guarded_tool", "stuck", {}, lambda args: "ran")
+
+
+@hookimpl
+def toolreg_pre_tool_call(name, args):
+    if name == "guarded_tool":
+        time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize(
+    ("tool", "fragment"), [("stuck_tool", "timed out"), ("guarded_tool", "hook")]
+)
+def test_call_exits_promptly_after_a_deadline(tmp_path, tool, fragment):
+    """The abandoned call runs on in a daemon worker: it never holds the process open."""
+    toolreg = with_local_plugin(tmp_path, "stuck", STUCK_PLUGIN, "hook_timeout = 0.2\n")
+    proc = toolreg("call", tool)
+    assert proc.returncode == 1, proc.stderr
+    assert fragment in json.loads(proc.stdout)["error"]
+
+
+def test_doctor_counts_stuck_calls_per_pool(capsys):
+    from toolreg.cli import _render
+
+    code, out, _ = run(capsys, "doctor", "--json")
+    assert code == 0
+    stuck = json.loads(out)["stuck_calls"]
+    assert set(stuck) == {"tool", "hook", "import"}
+    assert all(set(pool) == {"workers", "size", "stuck", "abandoned"} for pool in stuck.values())
+    report = json.loads(out)
+    report["stuck_calls"]["tool"].update(stuck=3, size=32)
+    text = _render.doctor_report(report)
+    assert "Calls still running past their deadline" in text and "tool: 3 of 32 workers" in text

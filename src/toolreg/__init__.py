@@ -18,6 +18,7 @@ from ._registry import ToolRegistry, registry
 from ._report import PluginOutcome, PluginReport
 from ._results import is_tool_error, tool_error, tool_result
 from ._toolsets import apply_config, apply_toolset_config
+from ._workers import worker_stats
 from .hookspecs import hookimpl
 
 __version__ = "0.1.0"
@@ -51,4 +52,5 @@ __all__ = [
     "tool_error",
     "tool_result",
     "unload_plugin",
+    "worker_stats",
 ]

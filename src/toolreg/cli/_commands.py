@@ -23,6 +23,7 @@ from toolreg import (
     load_plugins,
     registry,
     start_mcp,
+    worker_stats,
 )
 
 from . import _render
@@ -234,6 +235,8 @@ def doctor_report() -> dict[str, Any]:
         ],
         "hook_failures": [f.to_dict() for f in _hook_failures()],
         "mcp_servers": _mcp_servers(),
+        # Calls abandoned at their deadline and still running, per worker pool.
+        "stuck_calls": worker_stats(),
     }
 
 

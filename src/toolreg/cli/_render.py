@@ -59,7 +59,8 @@ def doctor_report(report: dict[str, Any]) -> str:
     plugins = report.get("plugin_failures", [])
     hooks = report.get("hook_failures", [])
     mcp = [s for s in report.get("mcp_servers", []) if s["state"] not in ("connected", "disabled")]
-    if not (failures or unavailable or rejected or plugins or hooks or mcp):
+    stuck = {pool: s for pool, s in report.get("stuck_calls", {}).items() if s["stuck"]}
+    if not (failures or unavailable or rejected or plugins or hooks or mcp or stuck):
         lines.append("No problems found.")
         return "\n".join(lines)
 
@@ -86,6 +87,9 @@ def doctor_report(report: dict[str, Any]) -> str:
             f"{s.get('last_error') or 'no error recorded'}"
             for s in mcp
         ]
+    if stuck:
+        lines += ["", "Calls still running past their deadline (abandoned, holding a worker):"]
+        lines += [f"  {pool}: {s['stuck']} of {s['size']} workers" for pool, s in stuck.items()]
     return "\n".join(lines)
 
 
