@@ -533,3 +533,13 @@ def test_doctor_counts_stuck_calls_per_pool(capsys):
     report["stuck_calls"]["tool"].update(stuck=3, size=32)
     text = _render.doctor_report(report)
     assert "Calls still running past their deadline" in text and "tool: 3 of 32 workers" in text
+
+
+def test_a_local_plugin_that_hangs_at_import_fails_with_the_reason(tmp_path):
+    source = "import time\n\nfrom toolreg import registry\n\ntime.sleep(600)\n"
+    source += "registry.register('never', 'slow', {}, lambda args: 'never')\n"
+    toolreg = with_local_plugin(tmp_path, "slow", source, "import_timeout = 0.3\n")
+    proc = toolreg("plugins", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (slow,) = [item for item in json.loads(proc.stdout) if item["id"] == "local:slow"]
+    assert slow["status"] == "failed" and "did not finish within 0.3 s" in slow["reason"]

@@ -90,6 +90,8 @@ def test_empty_file_is_the_default_and_defaults_are_documented():
     )  # fmt: skip
     timeout = parse_config("[plugins]\nhook_timeout = 0").plugins.hook_timeout  # 0 = no deadline
     assert timeout == 0.0 and isinstance(timeout, float)
+    assert plugins.import_timeout == 10.0
+    assert parse_config("[plugins]\nimport_timeout = 2").plugins.import_timeout == 2.0
 
 
 def test_ids_are_canonicalised_in_lists_and_entry_keys():
@@ -139,6 +141,8 @@ ERRORS = [
     ("[plugins]\nhook_timeout = true", "plugins.hook_timeout", "expected a number of seconds >= 0"),
     ('[plugins]\nhook_timeout = "5"', "plugins.hook_timeout", "expected a number of seconds >= 0"),
     ("[plugins]\nhook_timeout = -1", "plugins.hook_timeout", "got -1"),
+    ("[plugins]\nimport_timeout = -1", "plugins.import_timeout", "got -1"),
+    ('[plugins]\nimport_timeout = "5"', "plugins.import_timeout", "seconds >= 0"),
     ('[toolsets]\nenabled = "file"', "toolsets.enabled", "expected an array of strings"),
     ("[toolsets]\ndisabled = [1]", "toolsets.disabled[0]", "got an integer"),
     ('[toolsets]\naliases = ["a"]', "toolsets.aliases", "expected a table, got an array"),
@@ -167,12 +171,13 @@ def test_invalid_toml_names_the_file(tmp_path):
         parse_config("[plugins")
 
 
+@pytest.mark.parametrize("key", ["hook_timeout", "import_timeout"])
 @pytest.mark.parametrize("value", ["nan", "inf"])
-def test_non_finite_hook_timeout_is_rejected(value):
+def test_non_finite_timeouts_are_rejected(key, value):
     # HookRunner turns nan into an instant HookTimeout and inf into OverflowError, so
     # every dispatch hook fails closed and blocks every tool call.
-    with pytest.raises(ConfigError, match=r"plugins\.hook_timeout"):
-        parse_config(f"[plugins]\nhook_timeout = {value}\n")
+    with pytest.raises(ConfigError, match=rf"plugins\.{key}"):
+        parse_config(f"[plugins]\n{key} = {value}\n")
 
 
 def test_undecodable_file_is_a_config_error(tmp_path):

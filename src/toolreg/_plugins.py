@@ -29,6 +29,7 @@ from ._admission import check_compatible, check_enabled, check_namespaces, envir
 from ._config import Config, load_config
 from ._entrypoints import PackRecord, find_packs
 from ._hook_runner import HookFailure, HookImpl, HookRunner
+from ._import_guard import ImportTimeout, import_with_deadline
 from ._local_plugins import LocalPlugin, find_local_plugins, import_local
 from ._registry import ToolRegistry
 from ._report import PluginOutcome, PluginReport
@@ -201,11 +202,8 @@ class PluginHost:
             _purge_modules(namespaces)
             with _registry_as_singleton(self.registry):
                 for index, target in enumerate(targets):
-                    obj = (
-                        import_local(target)
-                        if isinstance(target, LocalPlugin)
-                        else (_import_target(target))
-                    )
+                    load = import_local if isinstance(target, LocalPlugin) else _import_target
+                    obj = import_with_deadline(self.config.plugins.import_timeout, load, target)
                     if self.pm.is_registered(obj):
                         continue  # two entry points naming one module
                     self.pm.register(obj, name=f"{plugin_id}#{index}")
@@ -220,6 +218,12 @@ class PluginHost:
                 )
         except (Exception, SystemExit) as exc:  # a pack calling exit() must not end the host
             self._deactivate(plugin_id, namespaces, objects)
+            if isinstance(exc, ImportTimeout):
+                # Its import runs on: whatever it registers later stays its own, and is refused.
+                for namespace in namespaces:
+                    self.registry.register_plugin_override_policy(
+                        namespace, False, plugin_id=plugin_id, paths=paths, tool_patterns=()
+                    )
             self._fail(outcome, exc)
             return False
         self._summarise(outcome, since)

@@ -12,6 +12,7 @@ Workers are daemon threads, so a stuck call never keeps the process alive.
 from __future__ import annotations
 
 import concurrent.futures
+import math
 import queue
 import threading
 import time
@@ -57,6 +58,8 @@ class WorkerPool:
     def __init__(self, name: str, size: int) -> None:
         self.name = name
         self.size = size
+        #: Every worker thread's name starts with it.
+        self.thread_prefix = f"toolreg-{name}-"
         self._lock = threading.Lock()
         self._jobs: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
         self._threads = 0
@@ -75,8 +78,8 @@ class WorkerPool:
                 "abandoned": self._abandoned,
             }
 
-    def run(self, timeout: float, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)`` on a worker; DeadlineExceeded past ``timeout`` seconds."""
+    def run(self, timeout: float | None, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` on a worker; DeadlineExceeded past ``timeout`` (None: none)."""
         future = self.submit(timeout, fn, *args, **kwargs)
         try:
             return future.result(timeout)
@@ -104,11 +107,11 @@ class WorkerPool:
             raise self.abandon(future) from None
 
     def submit(
-        self, timeout: float, fn: Callable[..., Any], *args: Any, **kwargs: Any
+        self, timeout: float | None, fn: Callable[..., Any], *args: Any, **kwargs: Any
     ) -> concurrent.futures.Future[Any]:
         """Queue a call that must start within ``timeout`` seconds, or never."""
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        deadline = time.monotonic() + timeout
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
         with self._lock:
             if self._stuck >= self.size:
                 raise NoCapacity(
@@ -120,7 +123,7 @@ class WorkerPool:
             if self._pending > self._idle and self._threads < self.size:
                 self._threads += 1
                 threading.Thread(
-                    target=self._work, name=f"toolreg-{self.name}-{self._threads}", daemon=True
+                    target=self._work, name=f"{self.thread_prefix}{self._threads}", daemon=True
                 ).start()
         return future
 
