@@ -543,3 +543,16 @@ def test_a_local_plugin_that_hangs_at_import_fails_with_the_reason(tmp_path):
     assert proc.returncode == 0, proc.stderr
     (slow,) = [item for item in json.loads(proc.stdout) if item["id"] == "local:slow"]
     assert slow["status"] == "failed" and "did not finish within 0.3 s" in slow["reason"]
+
+
+def test_arguments_or_config_too_deep_to_parse_exit_2_naming_them(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    proc = run_process([*console_command(), "call", "current_time", "-"], tmp_path, stdin=deep)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert_one_line_error(proc.stderr, "stdin is nested too deeply to parse")
+    config = tmp_path / "deep.toml"
+    config.write_text(f"[plugins]\nenabled = {deep}\n")
+    for command in (["list"], ["config", "check"]):
+        proc = run_process([*console_command(), "--config", str(config), *command], tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert_one_line_error(proc.stderr, str(config), "nested too deeply")

@@ -309,3 +309,18 @@ def test_toolsets_table_applies_aliases_and_turns_toolsets_off():
     only = parse_config('[toolsets]\nenabled = ["alpha"]\n')
     assert apply_toolset_config(only, reg) == ["g1"]
     assert reg.get_all_tool_names() == ["a1"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[plugins]\nenabled = " + "[" * 100_000 + "]" * 100_000,
+        "x = " + "{a=" * 5000 + "1" + "}" * 5000,
+    ],
+    ids=["arrays", "inline-tables"],
+)
+def test_a_config_nested_too_deeply_is_a_config_error_naming_the_file(tmp_path, text):
+    source = write(tmp_path / "toolreg.toml", text + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(source)
+    assert str(info.value) == f"{source}: nested too deeply to read (arrays or inline tables)"

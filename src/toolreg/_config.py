@@ -153,6 +153,10 @@ def parse_config(text: str, source: Path | None = None) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(source, "", f"not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ConfigError(
+            source, "", "nested too deeply to read (arrays or inline tables)"
+        ) from None
     reader = Reader(source)
     reader.keys(data, "", {"plugins", "toolsets", "dispatch", "mcp"})
     plugins = reader.table(data, "plugins")

@@ -182,6 +182,8 @@ def parse_tool_args(text: str) -> dict[str, Any]:
         value = json.loads(text)
     except ValueError as exc:
         raise CliError(f"{source} is not valid JSON: {exc}", EXIT_USAGE) from None
+    except RecursionError:
+        raise CliError(f"{source} is nested too deeply to parse", EXIT_USAGE) from None
     if not isinstance(value, dict):
         raise CliError(
             f'{source} must be a JSON object such as {{"path": "a.txt"}}, got {_json_kind(value)}',
