@@ -342,7 +342,8 @@ class DispatchMixin:
             if blocked is not None:
                 return _blocked(name, blocked)
             result = DispatchMixin.dispatch(self, name, args, **kwargs)
-            return _hook_result(name, hooks.after(name, args, result))
+            after = hooks.after(name, args, result)
+            return after if type(after) is str else _hook_result(name, after)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
@@ -366,7 +367,7 @@ class DispatchMixin:
                 return _blocked(name, blocked)
             result = await DispatchMixin.adispatch(self, name, args, **kwargs)
             after = await asyncio.to_thread(contained, hooks.after, name, args, result)
-            return _hook_result(name, after)
+            return after if type(after) is str else _hook_result(name, after)
         except BaseException as exc:
             if _cancelled_from_outside(exc):
                 raise
