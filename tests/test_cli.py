@@ -466,7 +466,10 @@ def with_local_plugin(
     def toolreg(*argv: str) -> subprocess.CompletedProcess:
         cmd = [*console_command(), "--config", str(path), *argv]
         try:
-            return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+            # cwd: packs installed next to toolreg load too, and may write files there.
+            return subprocess.run(
+                cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
+            )
         except subprocess.TimeoutExpired:
             pytest.fail(f"toolreg {' '.join(argv)} did not exit (hung)")
 
