@@ -35,11 +35,17 @@ dev: $(DEV_STAMP)
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
 
+# The distribution was called "toolreg" before it became toolreg-core; an old
+# editable install of it in this venv would shadow the new one.
+RENAMED = $(PIP) uninstall --yes --quiet toolreg 2>/dev/null || true
+
 $(DEMO_STAMP): pyproject.toml $(wildcard example_plugins/*/pyproject.toml) $(BIN)/pip
+	$(RENAMED)
 	$(PIP) install -e . $(DEMO_PACKS)
 	touch $@
 
 $(DEV_STAMP): pyproject.toml $(BIN)/pip
+	$(RENAMED)
 	$(PIP) install -e '.[dev]'
 	touch $@
 

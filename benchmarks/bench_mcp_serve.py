@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -162,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     options = parser.parse_args(argv)
     calls, warmup = (150, 20) if options.quick else (1000, 100)
-    try:
+
+    def measure() -> None:
         import anyio
 
         with tempfile.TemporaryDirectory(prefix="bench-mcp-serve-") as tmp:
@@ -172,8 +174,20 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             samples = anyio.run(_measure, toolreg_args, bare_args, env, calls, warmup)
-        print(f"Python {sys.version.split()[0]}, {sys.platform}; stdio, SDK default protocol")
+        print_header()
         _report(samples)
+
+    return run_reporting(measure)
+
+
+def print_header() -> None:
+    print(f"Python {sys.version.split()[0]}, {sys.platform}; stdio, SDK default protocol")
+
+
+def run_reporting(measure: Callable[[], None]) -> int:
+    """Run ``measure``, which prints its table; a missing SDK or a crash is said, never raised."""
+    try:
+        measure()
     except ImportError as exc:
         print(f"skipped: the MCP SDK is not installed ({exc}); pip install -e '.[mcp]'")
     except Exception:  # report, never fail the caller

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 
 from bench_core import Result, print_table, run_case, time_calls, time_statements, write_json
 
-from toolreg._entrypoints import GROUP, find_packs
+from toolreg._entrypoints import CACHE_FILE_NAME, GROUP, find_packs
 
 PACKS, OTHERS = 50, 150
 
@@ -94,7 +94,7 @@ def floor_call(site: str) -> int:
 
 def bench_in_process(site: str, cache: str, cfg: Config) -> list[Result]:
     os.environ["TOOLREG_CACHE_DIR"] = cache
-    cache_file = os.path.join(cache, "packs-v1.json")
+    cache_file = os.path.join(cache, CACHE_FILE_NAME)
     found, floor_found = len(find_packs(path=[site])), floor_call(site)
     note = f"{found} packs found (floor: {floor_found} entry points)"
     # Warm vs floor: timeit loops calibrated to slice_s, interleaved, min kept.
@@ -110,7 +110,8 @@ def bench_in_process(site: str, cache: str, cfg: Config) -> list[Result]:
         samples=cfg.cold_samples,
     )["cold"]
     return [
-        Result("warm find_packs, in process", best["warm"], best["floor"], target=0.5, note=note),
+        # The hit is checked against every entry_points.txt, as the floor reads them.
+        Result("warm find_packs, in process", best["warm"], best["floor"], target=1.0, note=note),
         Result("cold find_packs, in process", cold, best["floor"], note="empty cache, min"),
     ]
 

@@ -1,58 +1,65 @@
-"""Handlers behind the ``file`` toolset; ``file_tools`` registers them.
+"""Handlers behind the ``file`` toolset's read, write, edit and list tools.
 
-Kept apart from the registration table so each module stays small. Every
-handler is wrapped by ``guarded``, so argument, workspace and OS errors come back
-as ``tool_error`` JSON rather than exceptions.
+Kept apart from the registration table so each module stays small;
+``_file_search`` holds ``search_files``. Every handler is wrapped by
+``guarded``, so argument, workspace and OS errors come back as ``tool_error``
+JSON rather than exceptions. Paths are opened through ``_workspace``, by
+descriptor, and only regular files are read or written.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import os
-import re
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from toolreg import tool_error, tool_result
 
 from ._common import bool_arg, guarded, int_arg, str_arg
-from ._workspace import (
-    WorkspaceError,
-    display_path,
-    is_inside,
-    resolve_in_workspace,
-    workspace_root,
-)
+from ._workspace import create_or_truncate, open_directory, open_regular_file
 
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000  # one minified line must not eat the whole budget
 MAX_READ_CHARS = 100_000
 MAX_LIST_ENTRIES = 1000
-MAX_SEARCH_RESULTS = 1000
-MAX_SEARCH_FILE_BYTES = 5_000_000  # bigger files are almost never what a regex search wants
+MAX_EDIT_BYTES = 10_000_000  # edit_file holds the file in memory, twice
 SNIFF_BYTES = 8192
-SKIP_DIRS = frozenset({"node_modules", "__pycache__"})  # hidden dirs are skipped as well
+_CHUNK_CHARS = 65536  # how much of an overlong line is held at once while it is counted
 
 
-def _is_binary(path: Path) -> bool:
+def is_binary(head: bytes) -> bool:
     """The same heuristic git and grep use: a NUL byte near the start means binary."""
-    with path.open("rb") as fh:
-        return b"\0" in fh.read(SNIFF_BYTES)
+    return b"\0" in head[:SNIFF_BYTES]
 
 
-def _existing_file(path: str) -> Path:
-    target = resolve_in_workspace(path, must_exist=True)
-    if target.is_dir():
-        raise WorkspaceError(f"{path} is a directory, not a file")
-    return target
-
-
-def _clip_line(line: str) -> str:
-    if len(line) <= MAX_LINE_CHARS:
+def clip_line(line: str, length: int | None = None) -> str:
+    """The line, or its start and a marker saying how long it was (``length``, if longer)."""
+    length = len(line) if length is None else length
+    if length <= MAX_LINE_CHARS:
         return line
-    return f"{line[:MAX_LINE_CHARS]}…[line truncated, {len(line)} characters]"
+    return f"{line[:MAX_LINE_CHARS]}…[line truncated, {length} characters]"
+
+
+def _bounded_lines(fh: IO[str]) -> Iterator[str]:
+    """The file's lines without their endings, clipped, never holding a long line whole."""
+    while True:
+        line = fh.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        if line.endswith("\n"):
+            yield clip_line(line[:-1])
+            continue
+        length = len(line)
+        while length > MAX_LINE_CHARS:  # only an overlong line: count the rest, keep none
+            more = fh.readline(_CHUNK_CHARS)
+            if not more:
+                break
+            if more.endswith("\n"):
+                length += len(more) - 1
+                break
+            length += len(more)
+        yield clip_line(line, length)
 
 
 @guarded
@@ -60,21 +67,18 @@ def read_file(args: dict[str, Any], **_: Any) -> str:
     path = str_arg(args, "path")
     offset = int_arg(args, "offset", 1, minimum=1, maximum=10**9)
     limit = int_arg(args, "limit", MAX_READ_LINES, minimum=1, maximum=MAX_READ_LINES)
-    target = _existing_file(path)
-    if _is_binary(target):
-        return tool_error(f"{path} looks like a binary file; read_file only reads text")
-
+    opened = open_regular_file(path)
     shown: list[str] = []
     chars = 0
     total = 0
     budget_hit = False
-    # Stream rather than read() so a huge file costs time, not memory.
-    with target.open(encoding="utf-8", errors="replace") as fh:
-        for total, line in enumerate(fh, start=1):
+    # Universal-newline mode turns "\r\n" and "\r" into "\n", as before.
+    with open(opened.fd, encoding="utf-8", errors="replace") as fh:
+        if is_binary(os.pread(opened.fd, SNIFF_BYTES, 0)):
+            return tool_error(f"{path} looks like a binary file; read_file only reads text")
+        for total, text in enumerate(_bounded_lines(fh), start=1):
             if total < offset or len(shown) >= limit or budget_hit:
                 continue
-            # Universal-newline mode has already turned "\r\n" into "\n".
-            text = _clip_line(line.rstrip("\n"))
             numbered = f"{total:6d}\t{text}"
             if shown and chars + len(numbered) + 1 > MAX_READ_CHARS:
                 budget_hit = True
@@ -87,7 +91,7 @@ def read_file(args: dict[str, Any], **_: Any) -> str:
     end_line = offset + len(shown) - 1 if shown else 0
     truncated = end_line < total
     return tool_result(
-        path=display_path(target),
+        path=opened.rel,
         content="\n".join(shown),
         start_line=offset if shown else 0,
         end_line=end_line,
@@ -100,16 +104,13 @@ def read_file(args: dict[str, Any], **_: Any) -> str:
 @guarded
 def write_file(args: dict[str, Any], **_: Any) -> str:
     path = str_arg(args, "path")
-    content = str_arg(args, "content")
-    target = resolve_in_workspace(path, must_exist=False)
-    if target.is_dir():
-        return tool_error(f"{path} is a directory; give a file path")
-    created = not target.exists()
-    # The parents of a path already proven inside the root are inside it too.
-    target.parent.mkdir(parents=True, exist_ok=True)
-    data = content.encode("utf-8")
-    target.write_bytes(data)  # bytes, so "\n" is not rewritten to "\r\n" on Windows
-    return tool_result(path=display_path(target), bytes_written=len(data), created=created)
+    data = str_arg(args, "content").encode("utf-8")  # before opening: a bad text creates nothing
+    opened = create_or_truncate(path)
+    # bytes, so "\n" is not rewritten to "\r\n" on Windows
+    with open(opened.fd, "wb") as fh:
+        fh.truncate(0)
+        fh.write(data)
+    return tool_result(path=opened.rel, bytes_written=len(data), created=opened.created)
 
 
 @guarded
@@ -122,25 +123,32 @@ def edit_file(args: dict[str, Any], **_: Any) -> str:
         return tool_error("old_string must not be empty; use write_file to create content")
     if old == new:
         return tool_error("old_string and new_string are identical; nothing to change")
-    target = _existing_file(path)
-    raw = target.read_bytes()
-    try:
-        # Strict decoding: rewriting a file we misread would corrupt it.
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return tool_error(f"{path} is not valid UTF-8 text; edit_file will not rewrite it")
-    count = text.count(old)
-    if count == 0:
-        return tool_error(f"old_string not found in {path}")
-    if count > 1 and not replace_all:
-        return tool_error(
-            f"old_string appears {count} times in {path}; add surrounding context to make it "
-            "unique, or pass replace_all=true to replace every occurrence",
-            occurrences=count,
-        )
-    text = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    target.write_bytes(text.encode("utf-8"))
-    return tool_result(path=display_path(target), replacements=count if replace_all else 1)
+    opened = open_regular_file(path, writable=True)
+    with open(opened.fd, "r+b") as fh:
+        raw = fh.read(MAX_EDIT_BYTES + 1)
+        if len(raw) > MAX_EDIT_BYTES:
+            return tool_error(
+                f"{path} is larger than {MAX_EDIT_BYTES:,} bytes; edit_file will not load it"
+            )
+        try:
+            # Strict decoding: rewriting a file we misread would corrupt it.
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return tool_error(f"{path} is not valid UTF-8 text; edit_file will not rewrite it")
+        count = text.count(old)
+        if count == 0:
+            return tool_error(f"old_string not found in {path}")
+        if count > 1 and not replace_all:
+            return tool_error(
+                f"old_string appears {count} times in {path}; add surrounding context to make "
+                "it unique, or pass replace_all=true to replace every occurrence",
+                occurrences=count,
+            )
+        text = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        fh.seek(0)
+        fh.write(text.encode("utf-8"))
+        fh.truncate()
+    return tool_result(path=opened.rel, replacements=count if replace_all else 1)
 
 
 def _entry_info(entry: os.DirEntry[str]) -> dict[str, Any]:
@@ -162,73 +170,16 @@ def _entry_info(entry: os.DirEntry[str]) -> dict[str, Any]:
 @guarded
 def list_directory(args: dict[str, Any], **_: Any) -> str:
     path = str_arg(args, "path", ".")
-    target = resolve_in_workspace(path, must_exist=True)
-    if not target.is_dir():
-        return tool_error(f"{path} is not a directory")
-    with os.scandir(target) as it:
-        entries = sorted(it, key=lambda e: e.name)
-    shown = [_entry_info(e) for e in entries[:MAX_LIST_ENTRIES]]
+    opened = open_directory(path)
+    try:
+        with os.scandir(opened.fd) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        shown = [_entry_info(e) for e in entries[:MAX_LIST_ENTRIES]]
+    finally:
+        os.close(opened.fd)
     return tool_result(
-        path=display_path(target),
+        path=opened.rel,
         entries=shown,
         total=len(entries),
         truncated=len(entries) > len(shown),
-    )
-
-
-def _candidate_files(start: Path, name_glob: str) -> Iterator[Path]:
-    """Files under ``start`` whose name matches the glob, in a stable order."""
-    if start.is_file():
-        yield start
-        return
-    for dirpath, dirnames, filenames in os.walk(start):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            if fnmatch.fnmatch(name, name_glob):
-                yield Path(dirpath, name)
-
-
-def _searchable(path: Path, root: Path) -> bool:
-    # os.walk does not descend into linked dirs, but a linked *file* could still
-    # point outside the workspace and leak its contents.
-    if path.is_symlink() and not is_inside(path.resolve(), root):
-        return False
-    try:
-        return path.stat().st_size <= MAX_SEARCH_FILE_BYTES and not _is_binary(path)
-    except OSError:
-        return False  # unreadable or vanished mid-walk: skip, as grep -s would
-
-
-@guarded
-def search_files(args: dict[str, Any], **_: Any) -> str:
-    pattern = str_arg(args, "pattern")
-    path = str_arg(args, "path", ".")
-    name_glob = str_arg(args, "glob", "*") or "*"
-    max_results = int_arg(args, "max_results", 200, minimum=1, maximum=MAX_SEARCH_RESULTS)
-    try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        return tool_error(f"invalid regex {pattern!r}: {exc}")
-    start = resolve_in_workspace(path, must_exist=True)
-    root = workspace_root()
-
-    matches: list[str] = []
-    files_searched = 0
-    truncated = False
-    for file in _candidate_files(start, name_glob):
-        if truncated:
-            break
-        if not _searchable(file, root):
-            continue
-        files_searched += 1
-        shown = display_path(file, root)
-        with file.open(encoding="utf-8", errors="replace") as fh:
-            for number, line in enumerate(fh, start=1):
-                if regex.search(line):
-                    if len(matches) >= max_results:
-                        truncated = True
-                        break
-                    matches.append(f"{shown}:{number}:{_clip_line(line.rstrip())}")
-    return tool_result(
-        matches=matches, count=len(matches), files_searched=files_searched, truncated=truncated
     )

@@ -2,8 +2,8 @@
 
 Every path is confined to the workspace root (``$TOOLREG_WORKSPACE`` or the
 current directory). All five tools return JSON; failures are ``tool_error`` JSON
-naming the offending path. The handlers live in ``_file_ops``; this module
-declares the tools: the two read-only ones as typed functions with
+naming the offending path. The handlers live in ``_file_ops`` and
+``_file_search``; this module declares the tools: the two read-only ones as typed functions with
 ``@registry.tool``, the rest through ``registry.register`` in a table.
 """
 
@@ -13,15 +13,17 @@ from typing import Annotated, Any
 
 from toolreg import registry
 
-from . import _file_ops
-from ._file_ops import MAX_READ_LINES, MAX_SEARCH_RESULTS
+from . import _file_ops, _file_search
+from ._file_ops import MAX_READ_LINES
+from ._file_search import MAX_SEARCH_RESULTS
+from ._workspace import supports_descriptor_paths
 
 _REL = "Relative paths are taken from the workspace root; paths outside it are refused."
 
 
 # The limits in these docstrings are _file_ops' MAX_READ_LINES, MAX_READ_CHARS,
 # MAX_LINE_CHARS and MAX_LIST_ENTRIES; keep them in step.
-@registry.tool(toolset="file", emoji="📖")
+@registry.tool(toolset="file", emoji="📖", check_fn=supports_descriptor_paths)
 def read_file(
     path: Annotated[str, f"File to read. {_REL}"],
     offset: Annotated[int, {"minimum": 1}] = 1,
@@ -42,7 +44,7 @@ def read_file(
     return _file_ops.read_file({"path": path, "offset": offset, "limit": limit})
 
 
-@registry.tool(toolset="file", emoji="📂")
+@registry.tool(toolset="file", emoji="📂", check_fn=supports_descriptor_paths)
 def list_directory(path: Annotated[str, f"Directory to list. {_REL}"] = ".") -> str:
     """List a directory's entries, sorted by name.
 
@@ -98,12 +100,14 @@ _TOOLS: list[tuple[str, Any, str, str, dict[str, Any], list[str]]] = [
     ),
     (
         "search_files",
-        _file_ops.search_files,
+        _file_search.search_files,
         "🔎",
-        "Search text files for a regular expression (Python `re` syntax), recursively. "
-        "Returns JSON `{matches, count, files_searched, truncated}`; each match is "
+        "Search text files for a regular expression (Python `re` syntax), recursively, "
+        "matching each line on its own, without its line ending, like grep. Returns JSON "
+        "`{matches, count, files_searched, truncated}`; each match is "
         "`path:line_number:line_text`. Hidden directories (such as .git), node_modules, "
-        "__pycache__, binary files and files over 5 MB are skipped.",
+        "__pycache__, symbolic links, binary files and files over 5 MB are skipped. A pattern "
+        "that backtracks for over 1 s, or a search that takes over 10 s, stops with an error.",
         {
             "pattern": {"type": "string", "description": "Regular expression to look for."},
             "path": _path("Directory (or single file) to search.", default="."),
@@ -141,4 +145,5 @@ for _name, _handler, _emoji, _description, _properties, _required in _TOOLS:
         handler=_handler,
         description=_description,
         emoji=_emoji,
+        check_fn=supports_descriptor_paths,
     )

@@ -7,7 +7,10 @@ import os
 import sys
 import tempfile
 import textwrap
+import threading
+import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
@@ -87,6 +90,39 @@ class BadName:
 
 needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlink support")
 
+#: A string ``(a|aa)+$`` takes about 2**40 backtracking steps to give up on.
+REDOS_PATTERN = "(a|aa)+$"
+REDOS_TEXT = "a" * 56 + "!"
+
+
+@contextmanager
+def counting_thread() -> Iterator[list[int]]:
+    """A second thread that counts for as long as the block runs.
+
+    The switch interval is raised for the block, and the counter gives the GIL
+    back after every step, so it only counts while the block's thread has let
+    go of the GIL: in blocking I/O, or inside a regex engine that releases it.
+    A match that holds the GIL leaves the count at a handful.
+    """
+    count = [0]
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.is_set():
+            count[0] += 1
+            time.sleep(0)  # releases the GIL
+
+    previous = sys.getswitchinterval()
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    sys.setswitchinterval(30.0)
+    try:
+        yield count
+    finally:
+        sys.setswitchinterval(previous)
+        stop.set()
+        thread.join()
+
 
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -163,3 +199,13 @@ def pack_venv(tmp_path_factory: pytest.TempPathFactory):
     from dists import build_pack_venv
 
     return build_pack_venv(tmp_path_factory.mktemp("pack-venv"))
+
+
+@pytest.fixture
+def cache_problems(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str], dict[str, str]]:
+    """This process's record of distrusted caches, fresh for the test; read it after acting."""
+    from toolreg import _cache_files
+
+    record: dict[tuple[str, str], dict[str, str]] = {}
+    monkeypatch.setattr(_cache_files, "_problems", record)
+    return record

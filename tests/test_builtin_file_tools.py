@@ -4,21 +4,30 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import threading
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from builtin_tools import file_tools
+from builtin_tools import _file_ops, _file_search, file_tools
 from builtin_tools._file_ops import (
     MAX_READ_CHARS,
     edit_file,
     list_directory,
     read_file,
-    search_files,
     write_file,
 )
-from conftest import ensure_registered, needs_symlinks
+from builtin_tools._file_search import search_files
+from conftest import (
+    REDOS_PATTERN,
+    REDOS_TEXT,
+    counting_thread,
+    ensure_registered,
+    needs_symlinks,
+)
 from toolreg import discover_builtin_tools, get_discovery_failures, registry
 
 
@@ -275,6 +284,153 @@ def test_search_is_bounded(workspace: Path) -> None:
 def test_search_does_not_follow_file_links_outside(workspace: Path, outside: Path) -> None:
     (workspace / "leak.txt").symlink_to(outside / "secret.txt")
     assert ok(search_files({"pattern": "secret"}))["matches"] == []
+
+
+@needs_symlinks
+def test_search_skips_links_met_on_the_way_but_follows_the_one_it_is_given(
+    workspace: Path,
+) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "a.txt").write_text("needle\n")
+    (workspace / "again.txt").symlink_to("src/a.txt")
+    (workspace / "src-link").symlink_to("src")
+    assert ok(search_files({"pattern": "needle"}))["matches"] == ["src/a.txt:1:needle"]
+    assert ok(search_files({"pattern": "needle", "path": "src-link"}))["matches"] == [
+        "src/a.txt:1:needle"
+    ]
+
+
+@needs_symlinks
+def test_a_symlink_loop_anywhere_does_not_break_search(workspace: Path) -> None:
+    (workspace / "deep" / "er").mkdir(parents=True)
+    (workspace / "deep" / "er" / "loop").symlink_to("loop")
+    (workspace / "a").symlink_to("b")
+    (workspace / "b").symlink_to("a")
+    (workspace / "deep" / "found.txt").write_text("needle\n")
+    data = ok(search_files({"pattern": "needle"}))
+    assert data["matches"] == ["deep/found.txt:1:needle"]
+    assert "symbolic links" in err(search_files({"pattern": "x", "path": "a"}))
+
+
+def test_search_matches_lines_without_their_endings(workspace: Path) -> None:
+    (workspace / "w.txt").write_bytes(b"trailing  \r\n\r\nclean\nx\ry")
+    data = ok(search_files({"pattern": r"\s+$"}))
+    assert data["matches"] == ["w.txt:1:trailing"], "a blank line has no trailing space"
+    assert ok(search_files({"pattern": "^y$"}))["matches"] == ["w.txt:5:y"]
+
+
+@pytest.mark.parametrize("pattern", [REDOS_PATTERN, REDOS_PATTERN.replace("$", r"\Z")])
+def test_backtracking_search_is_cut_off_while_other_threads_run(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, pattern: str
+) -> None:
+    # The second spelling cannot be searched file-wide, so it is matched line by line.
+    monkeypatch.setattr(_file_search, "SEARCH_SECONDS", 0.5)
+    (workspace / "a.txt").write_text(f"fine\n{REDOS_TEXT}\n")
+    with counting_thread() as count:
+        result = json.loads(search_files({"pattern": pattern}))
+    assert "stopped in a.txt: matching took longer than 0.5 s" in result["error"]
+    assert repr(pattern) in result["error"]
+    assert count[0] > 1000, "the match must not hold the GIL"
+
+
+# --- hostile workspace contents -------------------------------------------------------------
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+
+
+@needs_fifo
+def test_fifo_is_refused_by_read_and_edit_and_skipped_by_search(workspace: Path) -> None:
+    os.mkfifo(workspace / "pipe")
+    (workspace / "note.txt").write_text("needle\n")
+    assert "is a FIFO" in err(read_file({"path": "pipe"}))
+    assert "is a FIFO" in err(edit_file({"path": "pipe", "old_string": "a", "new_string": "b"}))
+    assert "is a FIFO" in err(write_file({"path": "pipe", "content": "x"}))
+    assert "is a FIFO" in err(search_files({"pattern": "x", "path": "pipe"}))
+    data = ok(search_files({"pattern": "needle"}))
+    assert data["matches"] == ["note.txt:1:needle"] and data["files_searched"] == 1
+    assert {e["name"]: e["type"] for e in ok(list_directory({}))["entries"]}["pipe"] == "other"
+
+
+def test_read_of_one_huge_line_holds_a_bounded_amount_of_memory(workspace: Path) -> None:
+    size = 20_000_000
+    with (workspace / "long.txt").open("wb") as fh:
+        fh.write(b"x" * size + b"\nsecond\n")
+    tracemalloc.start()
+    try:
+        data = ok(read_file({"path": "long.txt", "limit": 1}))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000, f"peak {peak:,} bytes for a {size:,}-byte line"
+    assert data["content"].endswith(f"…[line truncated, {size} characters]")
+    assert data["total_lines"] == 2 and data["next_offset"] == 2
+
+
+def test_edit_refuses_a_file_too_large_to_hold(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_file_ops, "MAX_EDIT_BYTES", 100)
+    (workspace / "big.txt").write_text("a" * 101)
+    assert "larger than 100 bytes" in err(
+        edit_file({"path": "big.txt", "old_string": "a", "new_string": "b"})
+    )
+    assert (workspace / "big.txt").read_text() == "a" * 101
+
+
+def test_unknown_user_home_is_a_tool_error_for_every_tool(workspace: Path) -> None:
+    for name, handler, args in _escape_calls("~nosuchuser-toolreg/x"):
+        assert "cannot expand '~nosuchuser-toolreg'" in err(handler(args)), name
+
+
+@needs_symlinks
+def test_swapping_a_directory_for_a_symlink_never_leaks(workspace: Path, outside: Path) -> None:
+    """A thread keeps swapping d/ for a link to outside/ while reads and writes go through d/."""
+    real = workspace / "d"
+    real.mkdir()
+    (real / "secret.txt").write_text("inside\n")
+    link, parked = workspace / "link", workspace / "parked"
+    link.symlink_to(outside)
+    stop = threading.Event()
+    swaps = [0]
+
+    def put(src: Path, dst: Path) -> None:
+        while True:
+            try:
+                return os.rename(src, dst)
+            except OSError:  # write_file made a new d/ while it was away: clear it
+                shutil.rmtree(dst, ignore_errors=True)
+
+    def swap() -> None:
+        while not stop.is_set():
+            put(real, parked)
+            put(link, real)  # d is a link to outside/
+            put(real, link)
+            put(parked, real)  # d is the directory again
+            swaps[0] += 1
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    outcomes: dict[str, int] = {"read": 0, "refused": 0, "leaked": 0}
+    try:
+        for _ in range(3000):
+            result = read_file({"path": "d/secret.txt"})
+            if "top secret" in result:
+                outcomes["leaked"] += 1
+            elif "inside" in result:
+                outcomes["read"] += 1
+            else:
+                outcomes["refused"] += 1
+        for _ in range(500):
+            write_file({"path": "d/new.txt", "content": "pwned"})
+            edit_file({"path": "d/secret.txt", "old_string": "top", "new_string": "pwned"})
+    finally:
+        stop.set()
+        swapper.join()
+    assert outcomes["leaked"] == 0, outcomes
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    assert (outside / "secret.txt").read_text() == "top secret\n"
+    # The race really ran: both states of d/ were seen.
+    assert swaps[0] > 0 and outcomes["read"] > 0 and outcomes["refused"] > 0, outcomes
 
 
 # --- registration ---------------------------------------------------------------------------

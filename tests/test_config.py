@@ -94,6 +94,25 @@ def test_empty_file_is_the_default_and_defaults_are_documented():
     assert parse_config("[plugins]\nimport_timeout = 2").plugins.import_timeout == 2.0
 
 
+def test_isolation_default_and_per_entry_choice():
+    assert Config().plugins.isolation_of("toolreg-sqlite") == "none"
+    assert PluginEntryConfig().env == () and PluginEntryConfig().isolation is None
+    config = parse_config(
+        '[plugins]\nisolation = "process"\n'
+        '[plugins.entries.toolreg-trusted]\nisolation = "none"\n'
+        '[plugins.entries.toolreg-keys]\nenv = ["API_TOKEN", "REGION"]\n'
+    )
+    plugins = config.plugins
+    assert plugins.isolation_of("toolreg-anything") == "process"
+    assert plugins.isolation_of("toolreg-trusted") == "none", "the entry wins"
+    assert plugins.isolation_of("toolreg-keys") == "process"
+    assert plugins.entry("toolreg-keys").env == ("API_TOKEN", "REGION")
+    one = parse_config('[plugins.entries."local:x"]\nisolation = "process"\nenv = ["A"]')
+    assert (one.plugins.isolation_of("local:x"), one.plugins.isolation_of("other")) == (
+        "process", "none",
+    )  # fmt: skip
+
+
 def test_ids_are_canonicalised_in_lists_and_entry_keys():
     config = parse_config(
         '[plugins]\nenabled = ["Toolreg_SQLite"]\ndisabled = ["TOOLREG.audit"]\n'
@@ -147,6 +166,15 @@ ERRORS = [
     ("[toolsets]\ndisabled = [1]", "toolsets.disabled[0]", "got an integer"),
     ('[toolsets]\naliases = ["a"]', "toolsets.aliases", "expected a table, got an array"),
     ("[toolsets.aliases]\ndb = 1", "toolsets.aliases.db", "expected a toolset name (string)"),
+    ('[plugins]\nisolation = "proc"', "plugins.isolation", "expected \"none\" or \"process\""),
+    ("[plugins]\nisolation = true", "plugins.isolation", "got a boolean"),
+    (ENTRY + 'isolation = "sandbox"', f"{X}.isolation", "got 'sandbox'"),
+    (ENTRY + 'isolation = "process"\nenv = "A"', f"{X}.env", "array of strings, got a string"),
+    (ENTRY + 'isolation = "process"\nenv = ["A=1"]', f"{X}.env[0]", "variable name"),
+    (ENTRY + 'isolation = "process"\nenv = ["OK", "9X"]', f"{X}.env[1]", "got '9X'"),
+    (ENTRY + 'env = ["TOKEN"]', f"{X}.env", 'only applies to a pack with isolation = "process"'),
+    ('[plugins]\nisolation = "process"\n' + ENTRY + 'isolation = "none"\nenv = ["TOKEN"]',
+     f"{X}.env", "only applies"),
 ]  # fmt: skip
 
 
@@ -255,6 +283,14 @@ def test_config_check_ok(tmp_path, capsys, cli_env):
     assert out.splitlines()[0] == f"{source}: ok" and err == ""
     assert "plugins.entries.toolreg-sandbox: allow_tool_override=true" in out
     assert "plugins.enabled: toolreg-sqlite, toolreg-sandbox" in out
+
+
+def test_config_check_shows_isolation(tmp_path, capsys, cli_env):
+    text = '[plugins]\nisolation = "process"\n[plugins.entries.toolreg-x]\nenv = ["TOKEN"]\n'
+    assert main(["config", "check", str(write(tmp_path / "toolreg.toml", text))]) == 0
+    out = capsys.readouterr().out
+    assert "plugins.isolation: process" in out
+    assert "plugins.entries.toolreg-x: allow_tool_override=false, env=['TOKEN']" in out
 
 
 def test_config_check_without_a_file_says_defaults(capsys, cli_env):

@@ -239,10 +239,13 @@ def test_plugin_allowed_overrides_may_deregister_others(with_builtin, pack):
     assert pack.deregister(reg, "terminal") is True
 
 
-def test_mcp_toolsets_are_exempt_from_deregister_ownership(reg, pack):
+def test_a_pack_may_not_deregister_an_mcp_servers_tool(reg, pack):
+    # The server's own refresh repaves its toolset; a pack is not that server.
     reg.register("mcp__s__x", "mcp-s", {}, builtin_handler)
     reg.register_plugin_override_policy("acme_pack", False)
-    assert pack.deregister(reg, "mcp__s__x") is True
+    with pytest.raises(PermissionError, match="owned by mcp:s"):
+        pack.deregister(reg, "mcp__s__x")
+    assert reg.get_owner("mcp__s__x") == "mcp:s"
 
 
 def test_unbound_code_is_host_and_mcp_toolsets_are_their_server(reg, pack):

@@ -47,6 +47,8 @@ def toolreg_pre_tool_call(name, args):
         raise SystemExit(9)
     if mode == "unprintable-verdict":
         return Unprintable()
+    if mode == "tamper":
+        registry.set_validation(False)
     return None
 
 
@@ -119,7 +121,21 @@ def test_no_hooks_means_the_plain_dispatch_method(make_package):
     reg = ToolRegistry()
     PluginHost(reg, parse_config("")).load_all(packs=[record("plain_pack")])
     assert reg.get_entry("p") is not None
-    assert "dispatch" not in vars(reg), "no pack implements a dispatch hook: no hook layer"
+    assert reg._dispatch_hooks is None, "no pack implements a dispatch hook: no hook layer"
+
+
+def test_a_refusal_after_loading_shows_in_the_report_and_changes_nothing(hooked):
+    reg, host, _ = hooked
+    result = json.loads(reg.dispatch("echo", {"mode": "tamper"}))
+    assert result["error_type"] == "blocked"  # the hook raised: fail closed
+    assert "may not turn argument validation off" in result["error"]
+    assert reg.validation_enabled
+    outcome = host.report["hook-pack"]
+    assert outcome.status == "loaded"
+    assert [r["reason"] for r in outcome.refused] == [
+        "plugin 'hook-pack' may not turn argument validation off: that is for the host "
+        "application, never for plugin code"
+    ]
 
 
 def test_configure_receives_the_operator_settings(hooked):

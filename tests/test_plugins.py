@@ -45,8 +45,9 @@ def test_report_shape_and_example_packs_without_consent(pack_venv):
     for item in report.values():
         assert set(item) == {
             "id", "distribution", "version", "entry_point", "status", "reason",
-            "tools_added", "tools_overridden", "refused",
+            "tools_added", "tools_overridden", "refused", "isolation", "hooks",
         }  # fmt: skip
+        assert item["isolation"] == "none"
     sqlite = report["toolreg-sqlite"]
     assert sqlite["status"] == "loaded" and "sqlite_query" in sqlite["tools_added"]
     assert sqlite["entry_point"] == "sqlite = toolreg_sqlite"
@@ -54,6 +55,10 @@ def test_report_shape_and_example_packs_without_consent(pack_venv):
     assert sandbox["status"] == "refused"
     assert "plugins.entries.toolreg-sandbox.allow_tool_override" in sandbox["reason"]
     assert report["toolreg-audit"]["status"] == "loaded"
+    assert report["toolreg-audit"]["hooks"] == [
+        "toolreg_configure", "toolreg_post_tool_call", "toolreg_pre_tool_call",
+    ]  # fmt: skip
+    assert sqlite["hooks"] == [] and report["toolreg-broken"]["hooks"] == []
     listed = tools(pack_venv, EXAMPLES)
     assert listed["terminal"]["owner"] == "builtin"
     assert listed["sqlite_query"]["owner"] == "toolreg-sqlite"

@@ -46,7 +46,7 @@ CONSENT = "[plugins.entries.{id}]\nallow_tool_override = true\n"
 MakePackage = Callable[..., "ModuleType | None"]
 
 
-def write_dist(site: Path, name: str, module: str, requires: str = "toolreg>=0.1") -> None:
+def write_dist(site: Path, name: str, module: str, requires: str = "toolreg-core>=0.1") -> None:
     """Installed-distribution metadata for ``module``, as pip would leave it."""
     info = site / f"{name.replace('-', '_')}-1.2.3.dist-info"
     info.mkdir()
@@ -182,7 +182,7 @@ def test_distribution_name(
 
 def test_distribution_requirement_is_checked(load_pack, make_package, tmp_path: Path) -> None:
     make_package("plain_pack", PLAIN, load=False)
-    write_dist(tmp_path / "site", "toolreg-future", "plain_pack", requires="toolreg>=99")
+    write_dist(tmp_path / "site", "toolreg-future", "plain_pack", requires="toolreg-core>=99")
     outcome = load_pack("toolreg-future")["toolreg-future"]
     assert outcome.status == "incompatible" and "requires toolreg>=99" in outcome.reason
 

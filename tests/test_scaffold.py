@@ -19,6 +19,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 FILES = [
     ".gitignore",
+    "LICENSE",
     "README.md",
     "pyproject.toml",
     "src/toolreg_weather/__init__.py",
@@ -42,7 +43,9 @@ def test_new_writes_the_project(tmp_path: Path, capsys: pytest.CaptureFixture[st
     meta = tomllib.loads((project / "pyproject.toml").read_text())
     assert meta["build-system"]["build-backend"] == "hatchling.build"
     assert meta["project"]["requires-python"] == ">=3.10"
-    assert meta["project"]["dependencies"] == ["toolreg>=0.1,<0.2"]
+    assert meta["project"]["dependencies"] == ["toolreg-core>=0.1,<0.2"]
+    assert meta["project"]["license"] == "MIT" and meta["project"]["license-files"] == ["LICENSE"]
+    assert meta["project"]["urls"]["Homepage"] == "https://pypi.org/project/toolreg-weather/"
     assert meta["project"]["entry-points"]["toolreg.tools"] == {"weather": "toolreg_weather"}
     init = (project / "src/toolreg_weather/__init__.py").read_text()
     assert "@tool(toolset=TOOLSET)\ndef weather_hello(name: str) -> str:" in init
@@ -77,6 +80,10 @@ def test_new_defaults_to_the_current_directory(
         ("builtin-tools", "its module 'builtin_tools' is a namespace reserved by toolreg"),
         ("toolreg_local", "its module 'toolreg_local' is a namespace reserved by toolreg"),
         ("json", "its module 'json' would shadow the standard library's"),
+        ("builtin", "'builtin' is an owner label toolreg reserves for its own tools"),
+        ("toolreg-core", "it is toolreg's own distribution name"),
+        ("Toolreg_Core", "it is toolreg's own distribution name"),
+        ("Host", "'host' is an owner label toolreg reserves for its own tools"),
         ("p" * 60, "would exceed the 64 characters providers allow in a tool name"),
     ],
 )
@@ -105,9 +112,9 @@ def test_non_empty_target_exits_2_and_keeps_it(
 
 
 def test_requirement_is_the_current_minor_series() -> None:
-    assert toolreg_requirement("0.1.0") == "toolreg>=0.1,<0.2"
-    assert toolreg_requirement("1.4.2") == "toolreg>=1.4,<1.5"
-    assert toolreg_requirement("2") == "toolreg>=2.0,<2.1"
+    assert toolreg_requirement("0.1.0") == "toolreg-core>=0.1,<0.2"
+    assert toolreg_requirement("1.4.2") == "toolreg-core>=1.4,<1.5"
+    assert toolreg_requirement("2") == "toolreg-core>=2.0,<2.1"
 
 
 def test_scaffold_installs_passes_its_tests_and_loads(pack_venv, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from toolreg import _discovery, _scan_cache, discover_builtin_tools, registry
+from toolreg import _cache_files, _discovery, _scan_cache, discover_builtin_tools, registry
 
 TOOL_SRC = """\
 from toolreg import registry
@@ -43,10 +43,10 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def tools_dir(tmp_path: Path, cache_dir: Path) -> Iterator[Path]:
-    """Two registering modules and one plain one; cleans up tools and modules after."""
+    """Two registering modules and one plain one that alpha imports; cleans up after."""
     d = tmp_path / "tools"
     d.mkdir()
-    (d / "alpha.py").write_text(TOOL_SRC.format(name="tcache_alpha"))
+    (d / "alpha.py").write_text(TOOL_SRC.format(name="tcache_alpha") + "from . import plain\n")
     (d / "beta.py").write_text(TOOL_SRC.format(name="tcache_beta"))
     (d / "plain.py").write_text("VALUE = 1\n")
     modules_before = set(sys.modules)
@@ -128,11 +128,12 @@ def test_changed_file_is_rescanned_alone(tools_dir: Path, scan_calls: list[str])
 
 
 def test_file_turning_into_tool_module_is_picked_up(tools_dir: Path) -> None:
+    (tools_dir / "later.py").write_text("VALUE = 2\n")
     discover_builtin_tools(tools_dir)
-    (tools_dir / "plain.py").write_text(TOOL_SRC.format(name="tcache_gamma"))
+    (tools_dir / "later.py").write_text(TOOL_SRC.format(name="tcache_gamma"))
     try:
         names = discover_builtin_tools(tools_dir)
-        assert names[-1].endswith(".plain")
+        assert names[-1].endswith(".later")
         assert registry.get_entry("tcache_gamma") is not None
     finally:
         if registry.get_entry("tcache_gamma") is not None:
@@ -239,26 +240,127 @@ def test_verdicts_directly(tmp_path: Path, cache_dir: Path) -> None:
         return path.endswith("a.py")
 
     assert _scan_cache.verdicts(str(tmp_path), files, scan) == [True, False]
-    assert _scan_cache.verdicts(str(tmp_path), files, scan) == [True, False]
+    # From the cache, "registers nothing" is only a claim for the caller to settle.
+    assert _scan_cache.verdicts(str(tmp_path), files, scan) == [True, None]
     assert len(seen) == 2
+    assert _scan_cache.recheck(str(tmp_path), files[1:], scan) == [False]
+    assert len(seen) == 3
 
 
 def test_cache_dir_locations(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TOOLREG_CACHE_DIR", str(tmp_path / "explicit"))
-    assert _scan_cache.cache_dir() == str(tmp_path / "explicit")
+    assert _cache_files.cache_dir() == str(tmp_path / "explicit")
     assert _scan_cache.cache_path() == str(tmp_path / "explicit" / "scan-v1.json")
 
     monkeypatch.delenv("TOOLREG_CACHE_DIR")
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert _scan_cache.cache_dir() == os.path.join(str(tmp_path / "xdg"), "toolreg")
+    assert _cache_files.cache_dir() == os.path.join(str(tmp_path / "xdg"), "toolreg")
     monkeypatch.delenv("XDG_CACHE_HOME")
-    assert _scan_cache.cache_dir() == os.path.join(str(tmp_path), ".cache", "toolreg")
+    assert _cache_files.cache_dir() == os.path.join(str(tmp_path), ".cache", "toolreg")
 
     monkeypatch.setattr(sys, "platform", "darwin")
-    assert _scan_cache.cache_dir() == os.path.join(str(tmp_path), "Library", "Caches", "toolreg")
+    assert _cache_files.cache_dir() == os.path.join(str(tmp_path), "Library", "Caches", "toolreg")
 
     monkeypatch.setattr(sys, "platform", "win32")
     monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "local"))
-    assert _scan_cache.cache_dir() == os.path.join(str(tmp_path / "local"), "toolreg", "Cache")
+    assert _cache_files.cache_dir() == os.path.join(str(tmp_path / "local"), "toolreg", "Cache")
+
+
+# -- a cache is only an optimisation: what a forged or shared one cannot do -------------
+
+
+def forge_verdicts(cache_dir: Path, directory: Path, verdict: bool) -> None:
+    """Write the cache an attacker would: right mtimes and sizes, the verdict they want."""
+    resolved = directory.resolve()
+    entries = {}
+    for path in sorted(resolved.glob("*.py")):
+        st = path.stat()
+        entries[str(path)] = [st.st_mtime_ns, st.st_size, verdict]
+    cache_dir.mkdir(exist_ok=True, mode=0o700)
+    (cache_dir / _scan_cache.CACHE_FILE_NAME).write_text(json.dumps(entries))
+
+
+def test_forged_registers_nothing_cannot_hide_a_tool_module(
+    tools_dir: Path, cache_dir: Path, cache_problems: dict
+) -> None:
+    forge_verdicts(cache_dir, tools_dir, False)
+
+    assert discover_builtin_tools(tools_dir) == expected(tools_dir)
+
+    assert registry.get_entry("tcache_alpha") is not None
+    assert registry.get_entry("tcache_beta") is not None
+    (problem,) = cache_problems.values()
+    assert problem["rule"] == "verdict" and "alpha.py, beta.py" in problem["reason"]
+    # The lie is corrected for the next start; plain.py stays a negative.
+    data = read_cache(cache_dir)
+    assert data[str(tools_dir.resolve() / "alpha.py")][2] is True
+    assert data[str(tools_dir.resolve() / "plain.py")][2] is False
+
+
+def test_forged_registers_nothing_cannot_hide_a_local_plugin(
+    tmp_path: Path, cache_dir: Path, cache_problems: dict
+) -> None:
+    from toolreg._local_plugins import find_local_plugins
+
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "hooks_only.py").write_text(
+        "from toolreg import hookimpl\n\n\n@hookimpl\ndef toolreg_pre_tool_call(name, args):\n"
+        "    return None\n"
+    )
+    (folder / "notes.py").write_text("X = 1\n")
+    forge_verdicts(cache_dir, folder, False)
+
+    assert [p.stem for p in find_local_plugins([folder.resolve()])] == ["hooks_only"]
+    assert [p["rule"] for p in cache_problems.values()] == ["verdict"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+@pytest.mark.parametrize("what", ["folder", "file"])
+def test_cache_others_can_write_is_neither_read_nor_written(
+    tools_dir: Path,
+    cache_dir: Path,
+    cache_problems: dict,
+    caplog: pytest.LogCaptureFixture,
+    what: str,
+) -> None:
+    forge_verdicts(cache_dir, tools_dir, False)
+    target = cache_dir if what == "folder" else cache_dir / _scan_cache.CACHE_FILE_NAME
+    target.chmod(0o777 if what == "folder" else 0o666)
+    before = (cache_dir / _scan_cache.CACHE_FILE_NAME).read_bytes()
+
+    with caplog.at_level("WARNING", logger="toolreg.discovery"):
+        for _ in range(2):
+            assert discover_builtin_tools(tools_dir) == expected(tools_dir)
+
+    (problem,) = cache_problems.values()
+    assert (problem["file"], problem["rule"]) == (str(target), "mode")
+    assert (cache_dir / _scan_cache.CACHE_FILE_NAME).read_bytes() == before, "not written"
+    warnings = [r for r in caplog.records if "Ignoring toolreg scan cache" in r.getMessage()]
+    assert len(warnings) == 1, "one warning per process"
+    assert sorted(p.name for p in cache_dir.iterdir()) == [_scan_cache.CACHE_FILE_NAME]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown needs root")
+def test_cache_another_user_owns_is_ignored(
+    tools_dir: Path, cache_dir: Path, cache_problems: dict, scan_calls: list[str]
+) -> None:
+    discover_builtin_tools(tools_dir)
+    os.chown(cache_dir / _scan_cache.CACHE_FILE_NAME, 12345, 12345)
+    scan_calls.clear()
+
+    assert discover_builtin_tools(tools_dir) == expected(tools_dir)
+
+    assert sorted(scan_calls) == ["alpha.py", "beta.py", "plain.py"], "as if there were none"
+    (problem,) = cache_problems.values()
+    assert problem["rule"] == "owner" and "uid 12345" in problem["reason"]
+    assert (cache_dir / _scan_cache.CACHE_FILE_NAME).stat().st_uid == 12345
+
+
+def test_new_cache_folder_and_file_are_private(tools_dir: Path, cache_dir: Path) -> None:
+    discover_builtin_tools(tools_dir)
+    if os.name != "nt":
+        assert stat.S_IMODE(cache_dir.stat().st_mode) == 0o700
+        assert stat.S_IMODE((cache_dir / _scan_cache.CACHE_FILE_NAME).stat().st_mode) == 0o600

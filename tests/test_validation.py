@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import logging
+import threading
 
 import pytest
 
+from conftest import REDOS_PATTERN, REDOS_TEXT, counting_thread
 from toolreg import ToolRegistry, parse_config
+from toolreg import _validation as validation
 from toolreg._toolsets import apply_config
 
 PARAMS = {
@@ -138,3 +142,112 @@ def test_validation_happens_before_the_timeout_runner(reg, handler):
     reg.register("slowish", "t", {"parameters": PARAMS}, handler, timeout=5)
     assert "missing" in json.loads(reg.dispatch("slowish", {}))["error"]
     assert handler.calls == []
+
+
+# --- regular expressions from schemas are hostile too ---------------------------------------
+
+
+@pytest.fixture
+def short_budget(monkeypatch: pytest.MonkeyPatch) -> float:
+    monkeypatch.setattr(validation, "REGEX_SECONDS", 0.5)
+    return 0.5
+
+
+def test_schema_pattern_is_matched_and_explained(reg, handler):
+    params = {"type": "object", "properties": {"code": {"type": "string", "pattern": "^[a-z]+$"}}}
+    reg.register("coded", "t", {"parameters": params}, handler)
+    assert reg.dispatch("coded", {"code": "abc"}) == "ok"
+    message = json.loads(reg.dispatch("coded", {"code": "ABC"}))["error"]
+    assert "argument 'code' must match pattern ^[a-z]+$" in message and "'pattern'" in message
+
+
+def test_backtracking_schema_pattern_is_cut_off_while_other_threads_run(reg, handler, short_budget):
+    params = {"type": "object", "properties": {"p": {"type": "string", "pattern": REDOS_PATTERN}}}
+    reg.register("redos", "t", {"parameters": params}, handler)
+    with counting_thread() as count:
+        result = json.loads(reg.dispatch("redos", {"p": REDOS_TEXT}))
+    assert result["error_type"] == "invalid_arguments"
+    assert REDOS_PATTERN in result["error"] and "took longer than 0.5 s" in result["error"]
+    assert count[0] > 1000, "the match must not hold the GIL"
+    assert handler.calls == []
+
+
+def test_backtracking_pattern_properties_key_is_cut_off(reg, handler, short_budget):
+    params = {"type": "object", "patternProperties": {REDOS_PATTERN: {"type": "integer"}}}
+    reg.register("keys", "t", {"parameters": params}, handler)
+    with counting_thread() as count:
+        result = json.loads(reg.dispatch("keys", {REDOS_TEXT: 1}))
+    assert REDOS_PATTERN in result["error"] and "took longer" in result["error"]
+    assert count[0] > 1000
+    assert reg.dispatch("keys", {"aa": 1}) == "ok", "a key the pattern matches quickly is checked"
+    assert "must be integer" in json.loads(reg.dispatch("keys", {"aa": "x"}))["error"]
+
+
+def test_one_budget_covers_every_pattern_of_a_call(reg, handler, short_budget):
+    # Each item alone could stay just under a per-match limit; together they must not.
+    item = {"type": "string", "pattern": REDOS_PATTERN}
+    params = {"type": "object", "properties": {"items": {"type": "array", "items": item}}}
+    reg.register("many", "t", {"parameters": params}, handler)
+    result = json.loads(reg.dispatch("many", {"items": [REDOS_TEXT] * 50}))
+    assert "took longer than 0.5 s" in result["error"]
+
+
+def test_compile_time_matches_of_a_hostile_schema_are_bounded(reg, handler, caplog, short_budget):
+    # fastjsonschema matches required names against patternProperties while compiling.
+    inner = {
+        "type": "object",
+        "patternProperties": {REDOS_PATTERN: {"type": "string"}},
+        "required": [REDOS_TEXT],
+        "additionalProperties": False,
+    }
+    params = {"type": "object", "properties": {"inner": inner}}
+    reg.register("trap", "t", {"parameters": params}, handler)
+    with caplog.at_level(logging.WARNING, logger="toolreg.validation"):
+        assert reg.dispatch("trap", {}) == "ok"
+    assert "will not be validated" in caplog.text and "takes too long" in caplog.text
+
+
+def test_schema_ref_to_a_url_is_never_fetched(reg, handler, caplog):
+    fetched: list[str] = []
+
+    class Recording(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the http.server API)
+            fetched.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"type": "string"}')
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Recording)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/schema.json"
+        params = {"type": "object", "properties": {"a": {"$ref": url}}}
+        with pytest.raises(ValueError, match="never fetched"):
+            reg.register("remote", "t", {"parameters": params}, handler)
+        # A schema edited to hold one after registration is still never fetched.
+        schema = {"parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}
+        reg.register("edited", "t", schema, handler)
+        schema["parameters"]["properties"]["a"] = {"$ref": url}
+        with caplog.at_level(logging.WARNING, logger="toolreg.validation"):
+            assert reg.dispatch("edited", {"a": 1}) == "ok"
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert fetched == []
+    assert "will not be validated" in caplog.text
+
+
+def test_local_refs_still_validate(reg, handler):
+    params = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/small"}},
+        "$defs": {"small": {"type": "integer", "maximum": 3}},
+    }
+    reg.register("local", "t", {"parameters": params}, handler)
+    assert reg.dispatch("local", {"a": 2}) == "ok"
+    assert (
+        "must be smaller than or equal to 3" in json.loads(reg.dispatch("local", {"a": 9}))["error"]
+    )

@@ -6,6 +6,7 @@ tool packs and MCP servers all write into it, and agent hosts read from it.
 
 from __future__ import annotations
 
+from ._cache_files import get_cache_problems
 from ._config import Config, ConfigError, load_config, parse_config
 from ._decisions import Decision
 from ._decorator import tool
@@ -36,6 +37,7 @@ __all__ = [
     "apply_config",
     "apply_toolset_config",
     "discover_builtin_tools",
+    "get_cache_problems",
     "get_discovery_failures",
     "get_mcp_manager",
     "get_plugin_host",

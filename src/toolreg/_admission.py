@@ -1,9 +1,9 @@
 """The policy gate a plugin passes before any of its code runs.
 
 Admission (is it enabled?), compatibility (does it fit this toolreg, and the
-operator's version pin?) and namespace admission (does it claim a reserved or
-another pack's module namespace?). Each check reads metadata only; nothing
-here imports the plugin.
+operator's version pin?), identity (is its name one toolreg reserves?) and
+namespace admission (does it claim a reserved or another pack's module
+namespace?). Each check reads metadata only; nothing here imports the plugin.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ._config import Config
 from ._config import plugin_id as canonical_id
+from ._ownership import reserved_label
 
 PLUGINS_ENV = "TOOLREG_PLUGINS"
 DISABLE_AUTOLOAD_ENV = "TOOLREG_DISABLE_PLUGIN_AUTOLOAD"
@@ -82,6 +83,17 @@ def check_compatible(
                 f"(plugins.entries.{plugin_id}.version)",
             )
     return None
+
+
+def check_identity(plugin_id: str) -> PermissionError | None:
+    """A pack may not be named like an owner toolreg labels itself (``builtin``, ``host``...)."""
+    label = reserved_label(plugin_id)
+    if label is None:
+        return None
+    return PermissionError(
+        f"pack {plugin_id!r} has a reserved name: {label!r} labels toolreg's own "
+        "tools in ownership and rollback, so no distribution may be called that"
+    )
 
 
 def check_namespaces(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -27,6 +28,10 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 CONFIG_ENV = "TOOLREG_CONFIG"
+#: Where a pack's code runs: in the host process, or in a child process of its own.
+ISOLATION_MODES = ("none", "process")
+# Portable environment variable names: what every shell and OS accepts.
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LOCAL_PREFIX = "local:"
 LOCAL_CONFIG_NAME = "toolreg.toml"
 
@@ -39,6 +44,10 @@ class PluginEntryConfig:
     version: SpecifierSet | None = None
     tools: tuple[str, ...] | None = None
     settings: Mapping[str, Any] = field(default_factory=dict)
+    #: ``"none"`` or ``"process"``; None means the ``[plugins] isolation`` default.
+    isolation: str | None = None
+    #: Environment variables an isolated pack's process gets besides the minimal set.
+    env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,9 +60,15 @@ class PluginsConfig:
     hook_timeout: float = 10.0
     #: Seconds a pack's or local plugin's import may take before it counts as failed; 0: no limit.
     import_timeout: float = 10.0
+    #: Where packs run unless their entry says otherwise: ``"none"`` or ``"process"``.
+    isolation: str = "none"
 
     def entry(self, plugin_id: str) -> PluginEntryConfig:
         return self.entries.get(plugin_id, PluginEntryConfig())
+
+    def isolation_of(self, plugin_id: str) -> str:
+        """``"none"`` (in this process) or ``"process"`` (a child process) for one plugin."""
+        return self.entry(plugin_id).isolation or self.isolation
 
 
 @dataclass(frozen=True)
@@ -177,8 +192,9 @@ def _plugins(reader: Reader, data: dict[str, Any]) -> PluginsConfig:
     reader.keys(
         data,
         "plugins",
-        {"enabled", "disabled", "paths", "entries", "hook_timeout", "import_timeout"},
+        {"enabled", "disabled", "paths", "entries", "hook_timeout", "import_timeout", "isolation"},
     )
+    isolation = _isolation(reader, data, "plugins") or "none"
     hook_timeout = _seconds_or_off(reader, data, "hook_timeout")
     import_timeout = _seconds_or_off(reader, data, "import_timeout")
     enabled = _ids(reader.strings(data, "plugins", "enabled"))
@@ -199,7 +215,11 @@ def _plugins(reader: Reader, data: dict[str, Any]) -> PluginsConfig:
                 f"({canonical}); merge the two tables",
             )
         spellings[canonical] = raw_id
-        entries[canonical] = _entry(reader, raw, key)
+        entries[canonical] = entry = _entry(reader, raw, key)
+        if entry.env and (entry.isolation or isolation) != "process":
+            raise ConfigError(
+                reader.source, f"{key}.env", 'only applies to a pack with isolation = "process"'
+            )
     return PluginsConfig(
         enabled=enabled,
         disabled=_ids(reader.strings(data, "plugins", "disabled")) or (),
@@ -207,6 +227,7 @@ def _plugins(reader: Reader, data: dict[str, Any]) -> PluginsConfig:
         entries=entries,
         hook_timeout=hook_timeout,
         import_timeout=import_timeout,
+        isolation=isolation,
     )
 
 
@@ -226,7 +247,9 @@ def _seconds_or_off(reader: Reader, data: dict[str, Any], key: str) -> float:
 
 
 def _entry(reader: Reader, data: dict[str, Any], key: str) -> PluginEntryConfig:
-    reader.keys(data, key, {"allow_tool_override", "version", "tools", "settings"})
+    reader.keys(
+        data, key, {"allow_tool_override", "version", "tools", "settings", "isolation", "env"}
+    )
     version = reader.typed(data, key, "version", str, "a version specifier string")
     specifier = None
     if version is not None:
@@ -246,7 +269,30 @@ def _entry(reader: Reader, data: dict[str, Any], key: str) -> PluginEntryConfig:
         version=specifier,
         tools=reader.strings(data, key, "tools"),
         settings=dict(reader.table(data, f"{key}.settings")),
+        isolation=_isolation(reader, data, key),
+        env=_env_names(reader, data, key),
     )
+
+
+def _isolation(reader: Reader, data: dict[str, Any], where: str) -> str | None:
+    mode = reader.typed(data, where, "isolation", str, '"none" or "process"')
+    if mode is not None and mode not in ISOLATION_MODES:
+        raise ConfigError(
+            reader.source, f"{where}.isolation", f'expected "none" or "process", got {mode!r}'
+        )
+    return mode
+
+
+def _env_names(reader: Reader, data: dict[str, Any], where: str) -> tuple[str, ...]:
+    names = reader.strings(data, where, "env") or ()
+    for index, name in enumerate(names):
+        if not _ENV_NAME_RE.fullmatch(name):
+            raise ConfigError(
+                reader.source,
+                f"{where}.env[{index}]",
+                f"expected an environment variable name (letters, digits, '_'), got {name!r}",
+            )
+    return names
 
 
 def _toolsets(reader: Reader, data: dict[str, Any]) -> ToolsetsConfig:

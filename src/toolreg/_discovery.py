@@ -6,7 +6,9 @@ level (including the bodies of top-level ``if``/``for``/``while``/``with``/``try
 blocks, but not ``def``/``class`` bodies) calls ``registry.register(...)`` or
 defines a function decorated with ``@registry.tool``/``@tool``/``@toolreg.tool``.
 Scan verdicts are cached on disk (see :mod:`toolreg._scan_cache`), so a warm start
-costs one directory listing, one small JSON read and the imports themselves.
+costs one directory listing, one small JSON read and the imports themselves. A
+cached "registers nothing" is trusted only for a module that was imported anyway
+(by a tool module); any other such file is scanned again.
 """
 
 from __future__ import annotations
@@ -90,26 +92,21 @@ def discover_builtin_tools(tools_dir: Path | str | None = None) -> list[str]:
                 from_file = True
 
         registers = _scan_cache.verdicts(directory, files, _file_registers_tools)
-
-        imported: list[str] = []
-        attempted: set[str] = set()
-        for (name, _), wanted in zip(files, registers, strict=True):
-            if not wanted:
-                continue
-            module_name = f"{package}.{name[:-3]}"
-            attempted.add(module_name)
-            try:
-                if from_file:
-                    _import_from_file(module_name, os.path.join(directory, name))
-                else:
-                    importlib.import_module(module_name)
-            except (Exception, SystemExit) as exc:  # sys.exit() must not end the host
-                _log.warning("Could not import tool module %s: %s", module_name, exc)
-                _log.debug("Traceback for tool module %s", module_name, exc_info=True)
-                _failures[module_name] = f"{type(exc).__name__}: {exc}"
-                continue
-            _failures.pop(module_name, None)
-            imported.append(module_name)
+        wanted = [name for (name, _), verdict in zip(files, registers, strict=True) if verdict]
+        imported, attempted = _import_tool_modules(package, directory, wanted, from_file)
+        # A cached "registers nothing" is no evidence: a module that a tool module
+        # imported has run (and registered) already; any other is scanned again.
+        unsure = [
+            (name, st)
+            for (name, st), verdict in zip(files, registers, strict=True)
+            if verdict is None and f"{package}.{name[:-3]}" not in sys.modules
+        ]
+        if unsure:
+            rechecked = _scan_cache.recheck(directory, unsure, _file_registers_tools)
+            late = [name for (name, _), verdict in zip(unsure, rechecked, strict=True) if verdict]
+            more, tried = _import_tool_modules(package, directory, late, from_file)
+            imported = sorted(imported + more)
+            attempted += tried
 
         # A failure recorded for a file of this dir that is gone or no longer
         # registers anything is stale; keep the report about the current files.
@@ -117,6 +114,30 @@ def discover_builtin_tools(tools_dir: Path | str | None = None) -> list[str]:
         for stale in [m for m in _failures if m.startswith(prefix) and m not in attempted]:
             del _failures[stale]
         return imported
+
+
+def _import_tool_modules(
+    package: str, directory: str, names: list[str], from_file: bool
+) -> tuple[list[str], list[str]]:
+    """Import each file of ``names``; return the modules imported and those attempted."""
+    imported: list[str] = []
+    attempted: list[str] = []
+    for name in names:
+        module_name = f"{package}.{name[:-3]}"
+        attempted.append(module_name)
+        try:
+            if from_file:
+                _import_from_file(module_name, os.path.join(directory, name))
+            else:
+                importlib.import_module(module_name)
+        except (Exception, SystemExit) as exc:  # sys.exit() must not end the host
+            _log.warning("Could not import tool module %s: %s", module_name, exc)
+            _log.debug("Traceback for tool module %s", module_name, exc_info=True)
+            _failures[module_name] = f"{type(exc).__name__}: {exc}"
+            continue
+        _failures.pop(module_name, None)
+        imported.append(module_name)
+    return imported, attempted
 
 
 def _default_tools_dir() -> str | None:

@@ -233,10 +233,10 @@ class DispatchMixin:
 
     _tools: dict[str, ToolEntry]
     get_options: Callable[[str], ToolOptions | None]
+    _require_host: Callable[[str], None]
 
     def _init_dispatch(self) -> None:
         self._dispatch_hooks: DispatchHooks | None = None
-        self._hooked = False
         self._plans: dict[str, _Plan] = {}
         self._validation = True
 
@@ -262,7 +262,8 @@ class DispatchMixin:
             self._plans.pop(name, None)
 
     def set_validation(self, enabled: bool) -> None:
-        """Turn argument validation on or off for every tool (operator switch)."""
+        """Turn argument validation on or off for every tool (operator switch). Host only."""
+        self._require_host("turn argument validation " + ("on" if enabled else "off"))
         self._validation = bool(enabled)
         self._plans.clear()
 
@@ -273,8 +274,15 @@ class DispatchMixin:
     # -- dispatch -------------------------------------------------------------
 
     def dispatch(self, name: str, args: dict[str, Any], /, **kwargs: Any) -> str | dict[str, Any]:
-        """Run tool ``name`` with ``args``; always returns a str or multimodal dict."""
+        """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
+
+        Dispatch hooks, when a pack installed some, run around every call, however
+        the method was obtained (a host may keep ``registry.dispatch`` from
+        before plugins loaded).
+        """
         try:
+            if self._dispatch_hooks is not None:
+                return self._hooked_dispatch(name, args, kwargs)
             plan = self._plans.get(name) or self._plan(name)
             if plan is None:
                 return _unknown(name)
@@ -303,37 +311,64 @@ class DispatchMixin:
     ) -> str | dict[str, Any]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread."""
         try:
-            return await _adispatch(self, name, args, kwargs)
+            if self._dispatch_hooks is not None:
+                return await self._hooked_adispatch(name, args, kwargs)
+            return await self._adispatch(name, args, kwargs)
         except BaseException as exc:
             if _cancelled_from_outside(exc):
                 raise
             return _internal(name, exc)
 
-    def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
-        """Install (or with None, remove) the hooks around every dispatch.
+    async def _adispatch(
+        self, name: str, args: Any, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        plan = self._plans.get(name) or self._plan(name)
+        if plan is None:
+            return _unknown(name)
+        entry = plan.entry
+        args, problem = _checked(plan, args)
+        if problem is not None:
+            return problem
+        try:
+            if plan.timeout is not None:
+                result = await await_with_deadline(entry, args, kwargs, plan.timeout)
+            elif entry.is_async:
+                result = await _awaited(entry.handler(args, **kwargs))
+            else:
+                import asyncio  # deferred: hosts that never go async never pay for it
 
-        Without hooks, ``dispatch`` is the plain method: no hook layer costs
-        anything until some pack implements a dispatch hook. (Touching
-        ``__dict__`` directly would de-optimise every attribute read of the
-        instance, so only plain attribute assignment and ``del`` are used.)
-        """
+                result = await asyncio.to_thread(contained, entry.handler, args, **kwargs)
+            if type(result) is CoroutineType:
+                result = await _awaited(result)
+        except BaseException as exc:
+            if _cancelled_from_outside(exc):
+                raise
+            return _call_failed(plan, exc)
+        if type(result) is str:
+            return _cap(entry, result)
+        return _off_contract(entry, result)
+
+    def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
+        """Install (or with None, remove) the hooks around every dispatch. Host only."""
+        self._require_host("change the dispatch hooks")
         self._dispatch_hooks = hooks
-        if hooks is None and self._hooked:
-            del self.dispatch
-            del self.adispatch
-            self._hooked = False
-        elif hooks is not None and not self._hooked:
-            self.dispatch = self._hooked_dispatch  # type: ignore[method-assign]
-            self.adispatch = self._hooked_adispatch  # type: ignore[method-assign]
-            self._hooked = True
+
+    def _dispatch(
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        """``dispatch`` without the hooks: the general path, which covers the fast one."""
+        plan = self._plans.get(name) or self._plan(name)
+        if plan is None:
+            return _unknown(name)
+        return _dispatch_checked(plan, args, kwargs)
 
     def _hooked_dispatch(
-        self, name: str, args: dict[str, Any], /, **kwargs: Any
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
     ) -> str | dict[str, Any]:
         hooks = self._dispatch_hooks
-        if hooks is None or type(name) is not str:
-            return DispatchMixin.dispatch(self, name, args, **kwargs)
         try:
+            if hooks is None or type(name) is not str:
+                return self._dispatch(name, args, kwargs)
             # Hooks read the arguments as the handler will: never as a JSON string.
             args, problem = _parsed(name, args)
             if problem is not None:
@@ -341,7 +376,7 @@ class DispatchMixin:
             blocked = hooks.before(name, args)
             if blocked is not None:
                 return _blocked(name, blocked)
-            result = DispatchMixin.dispatch(self, name, args, **kwargs)
+            result = self._dispatch(name, args, kwargs)
             after = hooks.after(name, args, result)
             return after if type(after) is str else _hook_result(name, after)
         except KeyboardInterrupt:
@@ -350,11 +385,11 @@ class DispatchMixin:
             return _internal(name, exc)
 
     async def _hooked_adispatch(
-        self, name: str, args: dict[str, Any], /, **kwargs: Any
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
     ) -> str | dict[str, Any]:
         hooks = self._dispatch_hooks
         if hooks is None or type(name) is not str:
-            return await DispatchMixin.adispatch(self, name, args, **kwargs)
+            return await self._adispatch(name, args, kwargs)
         try:
             args, problem = _parsed(name, args)
             if problem is not None:
@@ -365,43 +400,13 @@ class DispatchMixin:
             blocked = await asyncio.to_thread(contained, hooks.before, name, args)
             if blocked is not None:
                 return _blocked(name, blocked)
-            result = await DispatchMixin.adispatch(self, name, args, **kwargs)
+            result = await self._adispatch(name, args, kwargs)
             after = await asyncio.to_thread(contained, hooks.after, name, args, result)
             return after if type(after) is str else _hook_result(name, after)
         except BaseException as exc:
             if _cancelled_from_outside(exc):
                 raise
             return _internal(name, exc)
-
-
-async def _adispatch(
-    registry: DispatchMixin, name: str, args: Any, kwargs: dict[str, Any]
-) -> str | dict[str, Any]:
-    plan = registry._plans.get(name) or registry._plan(name)
-    if plan is None:
-        return _unknown(name)
-    entry = plan.entry
-    args, problem = _checked(plan, args)
-    if problem is not None:
-        return problem
-    try:
-        if plan.timeout is not None:
-            result = await await_with_deadline(entry, args, kwargs, plan.timeout)
-        elif entry.is_async:
-            result = await _awaited(entry.handler(args, **kwargs))
-        else:
-            import asyncio  # deferred: hosts that never go async never pay for it
-
-            result = await asyncio.to_thread(contained, entry.handler, args, **kwargs)
-        if type(result) is CoroutineType:
-            result = await _awaited(result)
-    except BaseException as exc:
-        if _cancelled_from_outside(exc):
-            raise
-        return _call_failed(plan, exc)
-    if type(result) is str:
-        return _cap(entry, result)
-    return _off_contract(entry, result)
 
 
 async def _awaited(coro: Any) -> Any:

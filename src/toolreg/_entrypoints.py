@@ -2,43 +2,44 @@
 
 Asking :mod:`importlib.metadata` means importing it and reading an
 ``entry_points.txt`` per installed distribution on every start-up, so the answer
-is remembered in one JSON file next to the scan cache (``packs-v1.json``). Like
-stevedore's cache, an entry is keyed by a hash of the search path: every path
-entry in order and, for each directory, its own ``st_mtime_ns`` plus the name and
-``st_mtime_ns`` of each ``*.dist-info``, ``*.egg-info`` and ``*.pth`` in it, the
-group and the Python version. Installing, removing or upgrading a distribution
-renames or creates such an entry (or touches the directory), which changes the
-key. Up to :data:`_MAX_KEYS` keys are kept, most recent first, so switching
-between virtualenvs does not thrash::
+is remembered in one JSON file next to the scan cache (``packs-v2.json``). Like
+stevedore's cache, an entry is keyed by a hash of the search path and its
+metadata folders (see :mod:`toolreg._metadata_listing`): installing, removing or
+upgrading a distribution changes the key. Up to :data:`_MAX_KEYS` keys are kept,
+most recent first, so switching between virtualenvs does not thrash::
 
     {"keys": [[key, [[plugin_id, distribution, version, [[ep_name, ep_value], ...],
-                      requires_toolreg, dist_info_path], ...],
-               [[dist_info_path, problem], ...]], ...]}
+                      requires_toolreg, dist_info_path], ...]], ...]}
 
-A hit costs a directory listing and a ``stat`` per metadata entry: it imports
-neither ``importlib.metadata`` nor ``packaging`` and opens only the cache file.
-A missing, corrupt, unreadable or unwritable cache means "scan again", is logged
-at DEBUG, and never raises.
+The cache only says where to look; it is never believed on its own word. A hit
+is served only if, for the first metadata folder of every distribution name on
+the path, the folder's ``entry_points.txt`` declares the group exactly when the
+cache lists it as a pack, and each listed pack's entry points, name, version and
+toolreg requirement are what its ``entry_points.txt`` and ``METADATA`` say (see
+:mod:`toolreg._dist_info`). Otherwise the entry is discarded, the disagreement is
+recorded for ``toolreg doctor``, and the full scan runs. So no cache content can
+hide a pack or change its identity. A hit costs a directory listing, a ``stat``
+per metadata folder, a read of each one's ``entry_points.txt`` and each pack's
+``METADATA``; it imports neither ``importlib.metadata`` nor ``packaging``. A
+scan that met a broken distribution is not cached (it is warned about on every
+start until fixed). A missing, corrupt, unreadable or unwritable cache means
+"scan again", is logged at DEBUG, and never raises; one that someone else could
+have written is not used (see :mod:`toolreg._cache_files`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
-import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._scan_cache import cache_dir, write_json_atomic
-
-try:  # hashlib would load OpenSSL (a few ms at start-up) for one small digest.
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - CPython always has it
-    from hashlib import blake2b
+from ._cache_files import cache_file, distrust, read_json, write_json_atomic
+from ._dist_info import DistInfo, read_dist_info, read_file, requires_toolreg
+from ._metadata_listing import Listing, canonical, list_path
 
 _log = logging.getLogger("toolreg.discovery")
 
@@ -46,10 +47,9 @@ GROUP = "toolreg.tools"
 
 #: Bump the version in the name if the record or key rules change, so an old cache
 #: is simply ignored instead of being trusted.
-CACHE_FILE_NAME = "packs-v1.json"
+CACHE_FILE_NAME = "packs-v2.json"
 _MAX_KEYS = 8
-_METADATA_SUFFIXES = (".dist-info", ".egg-info", ".pth")
-_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+_WHAT = "pack cache"
 
 
 @dataclass(frozen=True)
@@ -82,76 +82,91 @@ def find_packs(
     first one on the path wins. A broken distribution is skipped with a WARNING.
     """
     entries = [os.fsdecode(entry) for entry in (sys.path if path is None else path)]
-    if not use_cache:
-        return _scan(group, entries)[0]
-
-    cache_file = _safe_cache_file()
-    # The key is taken before scanning: an install racing the scan can only make
-    # the stored key stale (one extra rescan later), never hide the new pack.
-    key = _safe_fingerprint(group, entries) if cache_file else None
+    cache_path = cache_file(CACHE_FILE_NAME, _WHAT) if use_cache else None
+    # The listing is taken before scanning: an install racing the scan can only
+    # make the stored key stale (one extra rescan later), never hide the new pack.
+    listing = _safe_listing(group, entries) if cache_path else None
+    if listing is not None and listing.unverifiable:
+        _log.debug("toolreg pack cache not used: %s", listing.unverifiable)
+        listing = None
     stored: list[Any] = []
-    if cache_file and key:
-        stored = _load(cache_file)
+    if cache_path and listing:
+        stored = _load(cache_path)
         for index, item in enumerate(stored):
-            if type(item) is list and len(item) == 3 and item[0] == key:
-                hit = _decode(item[1], item[2])
-                if hit is None:
-                    _log.debug("Ignoring malformed toolreg pack cache entry in %s", cache_file)
-                    break
-                packs, problems = hit
-                _warn(problems)
-                if index:  # keep the most recent first, so eviction drops the oldest
-                    _save(cache_file, [item, *stored[:index], *stored[index + 1 :]])
-                return packs
+            if type(item) is list and len(item) == 2 and item[0] == listing.key:
+                packs = _decode(item[1])
+                if packs is None:
+                    _log.debug("Ignoring malformed toolreg pack cache entry in %s", cache_path)
+                elif _served(cache_path, packs, listing, group):
+                    if index:  # keep the most recent first, so eviction drops the oldest
+                        _save(cache_path, [item, *stored[:index], *stored[index + 1 :]])
+                    return sorted(packs, key=lambda p: p.plugin_id)
+                break
 
     packs, problems = _scan(group, entries)
-    if cache_file and key:
+    if cache_path and listing and not problems:
         records = [
             [p.plugin_id, p.distribution, p.version, p.entry_points, p.requires_toolreg, p.path]
             for p in packs
         ]
-        rest = [i for i in stored if type(i) is list and len(i) == 3 and i[0] != key]
-        _save(cache_file, [[key, records, problems], *rest][:_MAX_KEYS])
+        rest = [i for i in stored if type(i) is list and len(i) == 2 and i[0] != listing.key]
+        _save(cache_path, [[listing.key, records], *rest][:_MAX_KEYS])
     return packs
 
 
-def _fingerprint(group: str, entries: Sequence[str]) -> str:
-    """Hash what an install, removal or upgrade on ``entries`` would change."""
-    parts = ["packs-v1", group, sys.version, sys.implementation.cache_tag or ""]
-    for entry in entries:
-        directory = entry or "."  # importlib.metadata reads "" as the current directory
-        parts.append("\0" + (entry or os.getcwd()))
-        try:
-            st = os.stat(directory)
-        except OSError:
-            parts.append("missing")
-            continue
-        parts.append(str(st.st_mtime_ns))
-        if not stat.S_ISDIR(st.st_mode):
-            continue  # a zip on the path: its own mtime covers its contents
-        found = []
-        try:
-            with os.scandir(directory) as it:
-                for child in it:
-                    if child.name.lower().endswith(_METADATA_SUFFIXES):
-                        try:
-                            found.append(f"{child.name}\0{child.stat().st_mtime_ns}")
-                        except OSError:  # a dangling symlink, or removed meanwhile
-                            found.append(f"{child.name}\0?")
-        except OSError:
-            parts.append("unlistable")
-        found.sort()  # listing order is not guaranteed stable
-        parts.extend(found)
-    data = "\n".join(parts).encode("utf-8", "surrogateescape")
-    return blake2b(data, digest_size=16).hexdigest()
-
-
-def _safe_fingerprint(group: str, entries: Sequence[str]) -> str | None:
+def _safe_listing(group: str, entries: Sequence[str]) -> Listing | None:
     try:
-        return _fingerprint(group, entries)
+        return list_path(group, entries)
     except Exception as exc:  # a strange path entry must not break discovery
         _log.debug("toolreg pack cache disabled: %s", exc)
         return None
+
+
+def _served(cache_path: str, packs: list[PackRecord], listing: Listing, group: str) -> bool:
+    """Whether a cache hit agrees with the metadata on disk; a disagreement is recorded."""
+    try:
+        problem = _disagreement(packs, listing, group)
+    except Exception as exc:  # e.g. an unreadable metadata file: the scan will say what
+        _log.debug("Cannot check the toolreg pack cache against the metadata: %s", exc)
+        return False
+    if problem is not None:
+        distrust(_WHAT, cache_path, *problem)
+        return False
+    return True
+
+
+def _disagreement(packs: list[PackRecord], listing: Listing, group: str) -> tuple[str, str] | None:
+    """``(rule, reason)`` why cached ``packs`` differ from the disk, or None when they agree."""
+    cached = {os.path.normpath(pack.path): pack for pack in packs}
+    if len(cached) != len(packs) or len({pack.plugin_id for pack in packs}) != len(packs):
+        return "pack-entry", "it lists one dist-info or plugin id twice"
+    header = f"[{group}]".encode()
+    for path in listing.firsts.values():
+        pack = cached.pop(path, None)
+        if pack is None:
+            entry_points = read_file(path + os.sep + "entry_points.txt")
+            if entry_points is not None and header in entry_points:
+                return "pack-unlisted", f"it leaves out {path}, which declares [{group}]"
+            continue
+        found = read_dist_info(path, group)
+        differs = found if isinstance(found, str) else _differs(pack, found)
+        if differs:
+            return "pack-entry", f"its entry for {path} disagrees with the metadata: {differs}"
+    if cached:
+        return "pack-entry", f"it names {next(iter(cached))}, not an installed distribution"
+    return None
+
+
+def _differs(pack: PackRecord, found: DistInfo) -> str:
+    """The fields of ``pack`` that its dist-info's own files contradict ("" if none)."""
+    fields = [
+        ("entry points", pack.entry_points, found.entry_points or None),
+        ("Name", pack.distribution, found.distribution),
+        ("plugin id", pack.plugin_id, canonical(found.distribution)),
+        ("Version", pack.version, found.version),
+        ("toolreg requirement", pack.requires_toolreg, found.requires_toolreg),
+    ]
+    return ", ".join(name for name, cached, real in fields if cached != real)
 
 
 def _scan(group: str, entries: list[str]) -> tuple[list[PackRecord], list[list[str]]]:
@@ -189,37 +204,21 @@ def _scan(group: str, entries: list[str]) -> tuple[list[PackRecord], list[list[s
                 distribution=name,
                 version=version,
                 entry_points=eps,
-                requires_toolreg=_requires_toolreg(meta.get_all("Requires-Dist") or []),
+                requires_toolreg=requires_toolreg(meta.get_all("Requires-Dist") or []),
                 path=location,
             )
         except Exception as exc:
             problems.append([location, f"{type(exc).__name__}: {exc}"])
             continue
         packs.setdefault(record.plugin_id, record)
-    _warn(problems)
+    for location, problem in problems:
+        _log.warning("Skipping broken distribution %s: %s", location, problem)
     return [packs[pid] for pid in sorted(packs)], problems
 
 
-def _requires_toolreg(requirements: Sequence[str]) -> str | None:
-    """Return the first requirement naming ``toolreg`` itself (not ``toolregistry``)."""
-    from packaging.utils import canonicalize_name
-
-    for requirement in requirements:
-        match = _REQUIREMENT_NAME.match(requirement)
-        if match and canonicalize_name(match.group(1)) == "toolreg":
-            return requirement.strip()
-    return None
-
-
-def _warn(problems: Sequence[Sequence[str]]) -> None:
-    # Replayed on cache hits too, so a broken pack keeps being reported until fixed.
-    for location, problem in problems:
-        _log.warning("Skipping broken distribution %s: %s", location, problem)
-
-
-def _decode(records: Any, problems: Any) -> tuple[list[PackRecord], list[list[str]]] | None:
+def _decode(records: Any) -> list[PackRecord] | None:
     """Rebuild cached records; ``None`` if anything has the wrong shape."""
-    if type(records) is not list or type(problems) is not list:
+    if type(records) is not list:
         return None
     packs = []
     for r in records:
@@ -235,36 +234,17 @@ def _decode(records: Any, problems: Any) -> tuple[list[PackRecord], list[list[st
         if not all(len(ep) == 2 and type(ep[0]) is str and type(ep[1]) is str for ep in eps):
             return None
         packs.append(PackRecord(r[0], r[1], r[2], eps, r[4], r[5]))
-    if not all(type(p) is list and len(p) == 2 for p in problems):
-        return None
-    return packs, problems
-
-
-def _safe_cache_file() -> str | None:
-    # expanduser or a strange environment could fail; that must not break discovery.
-    try:
-        return os.path.join(cache_dir(), CACHE_FILE_NAME)
-    except Exception as exc:
-        _log.debug("toolreg pack cache disabled: %s", exc)
-        return None
+    return packs
 
 
 def _load(path: str) -> list[Any]:
     """Read the cached keys; anything unusable yields none."""
-    try:
-        with open(path, "rb") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        return []
-    except Exception as exc:  # bad JSON, bad encoding, permissions, a directory, ...
-        _log.debug("Ignoring unreadable toolreg pack cache %s: %s", path, exc)
-        return []
+    data = read_json(path, _WHAT)
     keys = data.get("keys") if isinstance(data, dict) else None
-    if type(keys) is not list:
+    if data is not None and type(keys) is not list:
         _log.debug("Ignoring toolreg pack cache %s: unexpected layout", path)
-        return []
-    return keys
+    return keys if type(keys) is list else []
 
 
 def _save(path: str, keys: list[Any]) -> None:
-    write_json_atomic(path, {"keys": keys}, what="pack cache")
+    write_json_atomic(path, {"keys": keys}, what=_WHAT)

@@ -1,7 +1,8 @@
 """Local folder plugins: ``*.py`` files an operator drops into a configured folder.
 
 Each file is scanned like the built-ins (it must register tools or implement
-hooks at module level) and imported under the private namespace
+hooks at module level; the scan cache's "not a plugin" is always checked again,
+so it cannot hide one) and imported under the private namespace
 ``toolreg_local.<stem>``, with the plugin id ``local:<stem>``. It then passes
 the same policy gate as an installed pack.
 """
@@ -86,6 +87,10 @@ def find_local_plugins(folders: Iterable[Path]) -> list[LocalPlugin]:
             logger.warning("Cannot list local plugin folder %s: %s", folder, exc)
             continue
         verdicts = _scan_cache.verdicts(str(folder), files, _is_plugin_file)
+        # No plugin file has run yet, so a cached "not a plugin" is checked now.
+        unsure = [f for f, verdict in zip(files, verdicts, strict=True) if verdict is None]
+        confirmed = iter(_scan_cache.recheck(str(folder), unsure, _is_plugin_file))
+        verdicts = [next(confirmed) if v is None else v for v in verdicts]
         for (name, _), wanted in zip(files, verdicts, strict=True):
             stem = name[:-3]
             if not wanted:

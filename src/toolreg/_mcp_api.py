@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 _CLIENT = "toolreg._mcp.client"
 _SDK_MODULES = frozenset({"mcp", "mcp_types", "httpx2", "anyio", "pydantic"})
-MCP_MISSING = "MCP support needs the 'mcp' package: pip install 'toolreg[mcp]'"
+MCP_MISSING = "MCP support needs the 'mcp' package: pip install 'toolreg-core[mcp]'"
 
 
 def start_mcp(

@@ -20,13 +20,21 @@ import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from . import hookspecs
-from ._admission import check_compatible, check_enabled, check_namespaces, environ
+from ._admission import (
+    check_compatible,
+    check_enabled,
+    check_identity,
+    check_namespaces,
+    environ,
+)
 from ._config import Config, load_config
+from ._decisions import Decision
+from ._dist_info import InstalledSources, installed_sources
 from ._entrypoints import PackRecord, find_packs
 from ._hook_runner import HookFailure, HookImpl, HookRunner
 from ._import_guard import ImportTimeout, import_with_deadline
@@ -35,13 +43,12 @@ from ._registry import ToolRegistry
 from ._report import PluginOutcome, PluginReport
 from ._results import describe_exception
 
+if TYPE_CHECKING:
+    from ._isolation.supervisor import IsolatedPacks
+
 logger = logging.getLogger("toolreg.plugins")
 
-_DISPATCH_HOOKS = (
-    "toolreg_pre_tool_call",
-    "toolreg_post_tool_call",
-    "toolreg_transform_tool_result",
-)
+_DISPATCH_HOOKS = hookspecs.DISPATCH_HOOKS
 # Packs register into ``toolreg.registry`` at import; loading into another
 # registry swaps that name for the duration, one load at a time.
 _singleton_lock = threading.RLock()
@@ -96,11 +103,15 @@ class PluginHost:
         self.active: dict[str, _Active] = {}
         self.report = PluginReport()
         self.hooks: HookRunner | None = None
+        #: The processes of packs with isolation = "process"; made on first use.
+        self.isolated: IsolatedPacks | None = None
         self._lock = threading.RLock()
+        registry._refusal_listener = weakref.WeakMethod(self._note_refusal)
 
     # -- public operations --------------------------------------------------
 
     def load_all(self, packs: Sequence[PackRecord] | None = None) -> PluginReport:
+        self.registry._require_host("load plugins")
         with self._lock:
             report = PluginReport()
             claimed = {ns: pid for pid, a in self.active.items() for ns in a.namespaces}
@@ -115,7 +126,8 @@ class PluginHost:
             return report
 
     def unload(self, plugin_id: str) -> bool:
-        """Remove a plugin's tools (restoring what it overrode) and hooks."""
+        """Remove a plugin's tools (restoring what it overrode) and hooks. Host only."""
+        self.registry._require_host(f"unload plugin {plugin_id!r}")
         with self._lock:
             active = self.active.pop(plugin_id, None)
             if active is None:
@@ -126,6 +138,7 @@ class PluginHost:
             return True
 
     def unload_all(self) -> None:
+        self.registry._require_host("unload plugins")
         with self._lock:
             for plugin_id in list(self.active):
                 self.unload(plugin_id)
@@ -152,11 +165,16 @@ class PluginHost:
         if verdict is not None:
             outcome.status, outcome.reason = verdict.status, verdict.reason  # type: ignore[assignment]
             return outcome
-        refusal = check_namespaces(record.plugin_id, record.namespaces, claimed)
+        refusal = check_identity(record.plugin_id) or check_namespaces(
+            record.plugin_id, record.namespaces, claimed
+        )
         if refusal is not None:
             return self._fail(outcome, refusal)
+        if self.config.plugins.isolation_of(record.plugin_id) == "process":
+            return self._load_isolated(outcome, record)
         targets = [value for _, value in record.entry_points]
-        if self._activate(outcome, record.namespaces, targets, paths=None):
+        sources = installed_sources(record.path)
+        if self._activate(outcome, record.namespaces, targets, sources=sources):
             for namespace in record.namespaces:
                 claimed[namespace] = record.plugin_id
         return outcome
@@ -174,7 +192,9 @@ class PluginHost:
         if verdict is not None:
             outcome.status, outcome.reason = verdict.status, verdict.reason  # type: ignore[assignment]
             return outcome
-        self._activate(outcome, (plugin.namespace,), [plugin], paths=[str(plugin.path)])
+        if self.config.plugins.isolation_of(plugin.plugin_id) == "process":
+            return self._load_isolated(outcome, plugin)
+        self._activate(outcome, (plugin.namespace,), [plugin], local_file=str(plugin.path))
         return outcome
 
     def _activate(
@@ -182,20 +202,32 @@ class PluginHost:
         outcome: PluginOutcome,
         namespaces: tuple[str, ...],
         targets: Sequence[str | LocalPlugin],
-        paths: list[str] | None,
+        sources: InstalledSources | None = None,
+        local_file: str | None = None,
     ) -> bool:
         plugin_id = outcome.id
         settings = self.config.plugins.entry(plugin_id)
         since = self.registry.last_decision_seq
         objects: list[Any] = []
+        bindings: list[tuple[str, Any, Any]] = []
         try:
             for namespace in namespaces:
+                # The pack is the files its RECORD lists; an editable install's
+                # RECORD has none of them, so its namespace's directories stand in.
+                if local_file is not None:
+                    files, paths = (), [local_file]
+                elif sources is not None and sources.covers(namespace):
+                    files, paths = sources.files, []
+                else:
+                    files, paths = (sources.files if sources else ()), None
+                bindings.append((namespace, files, paths))
                 self.registry.register_plugin_override_policy(
                     namespace,
                     settings.allow_tool_override,
                     plugin_id=plugin_id,
                     paths=paths,
                     tool_patterns=settings.tools,
+                    files=files,
                 )
             # A module already imported (by the host, or into another registry)
             # would not run its registrations again: always import it afresh.
@@ -220,16 +252,55 @@ class PluginHost:
             self._deactivate(plugin_id, namespaces, objects)
             if isinstance(exc, ImportTimeout):
                 # Its import runs on: whatever it registers later stays its own, and is refused.
-                for namespace in namespaces:
+                for namespace, files, paths in bindings:
                     self.registry.register_plugin_override_policy(
-                        namespace, False, plugin_id=plugin_id, paths=paths, tool_patterns=()
+                        namespace,
+                        False,
+                        plugin_id=plugin_id,
+                        paths=paths,
+                        tool_patterns=(),
+                        files=files,
                     )
             self._fail(outcome, exc)
             return False
         self._summarise(outcome, since)
+        outcome.hooks = sorted(
+            {caller.name for obj in objects for caller in self.pm.get_hookcallers(obj) or ()}
+        )
         self.active[plugin_id] = _Active(outcome, namespaces, objects)
         logger.info("Loaded plugin %s (%d tools)", plugin_id, len(outcome.tools_added))
         return True
+
+    def _load_isolated(
+        self, outcome: PluginOutcome, source: PackRecord | LocalPlugin
+    ) -> PluginOutcome:
+        """Run the pack in a process of its own; its tools and hooks come through the gate."""
+        outcome.isolation = "process"
+        since = self.registry.last_decision_seq
+        try:
+            from ._isolation.supervisor import IsolatedPacks  # the MCP SDK: on first use
+        except ImportError as exc:
+            needs = "isolation = \"process\" needs the MCP SDK: pip install 'toolreg-core[mcp]'"
+            return self._fail(outcome, ImportError(f"{needs} ({exc})"))
+        try:
+            if self.isolated is None:
+                self.isolated = IsolatedPacks(self.registry)
+            started = self.isolated.start(outcome.id, source, self.config)
+        except (Exception, SystemExit) as exc:
+            self._deactivate(outcome.id, (), [])
+            return self._fail(outcome, exc)
+        outcome.hooks = started.hooks
+        if started.status != "loaded":
+            self._deactivate(outcome.id, (), [])
+            outcome.status, outcome.reason = started.status, started.reason  # type: ignore[assignment]
+            outcome.traceback = started.traceback
+            logger.warning("Plugin %s %s: %s", outcome.id, outcome.status, outcome.reason)
+            return outcome
+        self.pm.register(started.hook_plugin, name=f"{outcome.id}#0")
+        self._summarise(outcome, since)
+        self.active[outcome.id] = _Active(outcome, (), [started.hook_plugin])
+        logger.info("Loaded isolated plugin %s (%d tools)", outcome.id, len(outcome.tools_added))
+        return outcome
 
     def _call_own(self, objects: list[Any], hook: str, **kwargs: Any) -> None:
         """Run one plugin's own implementations of a setup hook."""
@@ -238,6 +309,8 @@ class PluginHost:
                 impl.function(**{name: kwargs[name] for name in impl.argnames})
 
     def _deactivate(self, plugin_id: str, namespaces: Sequence[str], objects: list[Any]) -> None:
+        if self.isolated is not None:
+            self.isolated.stop(plugin_id)  # first: a live process would publish again
         self.registry.remove_owner(plugin_id)
         for obj in objects:
             with contextlib.suppress(ValueError):
@@ -256,6 +329,12 @@ class PluginHost:
         logger.warning("Plugin %s %s: %s", outcome.id, outcome.status, outcome.reason)
         logger.debug("Plugin %s traceback:\n%s", outcome.id, outcome.traceback)
         return outcome
+
+    def _note_refusal(self, decision: Decision) -> None:
+        """A loaded plugin was refused something after loading: add it to its report line."""
+        active = self.active.get(decision.owner)
+        if active is not None:  # while loading, _summarise reads the log instead
+            active.outcome.refused.append({"tool": decision.tool, "reason": decision.reason})
 
     def _summarise(self, outcome: PluginOutcome, since: int) -> None:
         """Fill in what the plugin won and lost, from the registry's decision log."""

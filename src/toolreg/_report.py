@@ -23,6 +23,10 @@ class PluginOutcome:
     tools_added: list[str] = field(default_factory=list)
     tools_overridden: list[str] = field(default_factory=list)
     refused: list[dict[str, str]] = field(default_factory=list)
+    #: Where its code runs: ``"none"`` (this process) or ``"process"`` (a child process).
+    isolation: str = "none"
+    #: The toolreg hooks it implements (setup and dispatch hooks), by name.
+    hooks: list[str] = field(default_factory=list)
     #: The exception that stopped the plugin, with its traceback text, for --verbose.
     error: BaseException | None = field(default=None, repr=False, compare=False)
     traceback: str = field(default="", repr=False, compare=False)
@@ -38,6 +42,8 @@ class PluginOutcome:
             "tools_added": list(self.tools_added),
             "tools_overridden": list(self.tools_overridden),
             "refused": [dict(item) for item in self.refused],
+            "isolation": self.isolation,
+            "hooks": list(self.hooks),
         }
 
 

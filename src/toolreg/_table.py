@@ -13,15 +13,10 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._conflicts import is_mcp, judge
 from ._decisions import Action, Decision, DecisionLog
 from ._entry import DEFAULT_OPTIONS, CheckFn, Handler, SchemaOverrides, ToolEntry, ToolOptions
-from ._ownership import (
-    Owner,
-    PluginPolicy,
-    PolicyBook,
-    caller_origins,
-)
+from ._gate import judge, judge_alias, judge_removal
+from ._ownership import Owner, PluginPolicy
 from ._policy_seam import PolicySeamMixin
 from ._schemas import check_registration, check_result_limit
 
@@ -46,7 +41,7 @@ class ToolTable(PolicySeamMixin):
         self._toolsets: dict[str, frozenset[str]] = {}
         self._aliases: dict[str, str] = {}
         self._generation = 0
-        self._policies = PolicyBook()
+        self._init_policy_seam()
         self._log = DecisionLog(decision_log_size)
         # name -> [(displaced slot, label of who displaced it)], so unloading a
         # plugin can put back what it overrode.
@@ -170,7 +165,8 @@ class ToolTable(PolicySeamMixin):
         """Apply the conflict rules; None means rejected (logged and recorded)."""
         existing = self._tools.get(entry.name)
         previous = self._owner_of(entry.name)
-        verdict = judge(entry, owner, plugins, override, existing, previous)
+        alias_of = self._aliases.get(entry.toolset)
+        verdict = judge(entry, owner, plugins, override, existing, previous, alias_of)
         if verdict.action is None:
             kind = "REFUSED" if verdict.refuse else "REJECTED"
             logger.error("Tool registration %s: %s", kind, verdict.reason)
@@ -192,22 +188,16 @@ class ToolTable(PolicySeamMixin):
         """Remove a tool; returns whether it existed.
 
         A plugin may remove only its own tools unless the operator allowed it
-        overrides; ``mcp-*`` toolsets are exempt (servers repave their tools).
+        overrides (PermissionError otherwise).
         """
+        callers = self._callers()
         with self._lock:
-            entry = self._tools.get(name)
-            if entry is None:
+            if self._tools.get(name) is None:
                 return False
             owner = self._meta[name][0]
-            if not is_mcp(entry.toolset) and self._policies:
-                for policy in self._policies.involved(caller_origins(2)):
-                    if policy is not owner.policy and not policy.allowed:
-                        reason = (
-                            f"plugin {policy.plugin_id!r} may not deregister tool {name!r} "
-                            f"owned by {owner.label}; set {policy.config_key} = true to allow it"
-                        )
-                        logger.error("Tool deregistration REFUSED: %s", reason)
-                        raise PermissionError(reason)
+            reason = judge_removal(name, owner, callers, "deregister")
+            if reason is not None:
+                self._refused(callers[0], reason, tool=name)
             self._publish({}, removed=(name,), action="deregistered")
         return True
 
@@ -236,17 +226,19 @@ class ToolTable(PolicySeamMixin):
                 raise ValueError(f"Tool {entry.name!r} appears twice in toolset {toolset!r}")
             seen.add(entry.name)
         owners = [self._owner_for(toolset, entry.handler, depth=2) for entry in entries]
+        callers = self._callers()
         with self._lock:
             current = self._toolsets.get(toolset, frozenset())
             added: dict[str, Slot] = {}
+            # A refusal raises before anything is published: all or nothing.
             for entry, (owner, plugins) in zip(entries, owners, strict=True):
                 if entry.name in current and not plugins:
                     added[entry.name] = (entry, owner, options)  # its own tool, refreshed
                     continue
-                # A refusal raises before anything is published: all or nothing.
                 if self._admit(entry, owner, plugins, override=False) is not None:
                     added[entry.name] = (entry, owner, options)
             removed = tuple(sorted(current - added.keys()))
+            self._check_removal(removed, callers, "replace_toolset")
             self._publish(added, removed=removed, action=None)
             return sorted(added)
 
@@ -255,9 +247,13 @@ class ToolTable(PolicySeamMixin):
 
         A tool it overrode comes back, but only while the owner's entry is
         still the current one: if someone replaced it since, that one stays.
+        A plugin may remove only its own tools, unless the operator allowed it
+        overrides.
         """
+        callers = self._callers()
         with self._lock:
             owned = sorted(name for name, meta in self._meta.items() if meta[0].label == label)
+            self._check_removal(owned, callers, "remove_owner")
             restored: dict[str, Slot] = {}
             for name in list(self._shadowed):
                 records = self._shadowed[name]
@@ -288,15 +284,19 @@ class ToolTable(PolicySeamMixin):
             return owned
 
     def register_toolset_alias(self, alias: str, toolset: str) -> None:
-        """Let config say ``alias`` for ``toolset`` (e.g. ``foo`` for ``mcp-foo``)."""
-        if not alias or not isinstance(alias, str):
-            raise ValueError(f"Invalid toolset alias {alias!r}")
-        if alias == toolset:
-            return
+        """Let config say ``alias`` for ``toolset`` (e.g. ``foo`` for ``mcp-foo``).
+
+        Host only. The alias must not hide a toolset, and lives as long as its
+        toolset has tools. ValueError for an alias that breaks those rules.
+        """
         with self._lock:
-            if alias in self._toolsets:
-                raise ValueError(f"Alias {alias!r} would hide the toolset of the same name")
+            self._require_host(f"create toolset alias {alias!r}")
+            if alias == toolset and isinstance(alias, str) and alias:
+                return
             target = self._aliases.get(toolset, toolset)
+            problem = judge_alias(alias, target, self._toolsets.keys())
+            if problem is not None:
+                raise ValueError(problem[0].upper() + problem[1:])
             self._aliases = {**self._aliases, alias: target}
             self._generation += 1
 
@@ -315,6 +315,15 @@ class ToolTable(PolicySeamMixin):
             )
 
     # -- internals ------------------------------------------------------------
+
+    def _check_removal(self, names: Iterable[str], callers: list[PluginPolicy], how: str) -> None:
+        """PermissionError unless the calling plugins may remove every one of ``names``."""
+        if not callers:
+            return
+        for name in names:
+            reason = judge_removal(name, self._meta[name][0], callers, how)
+            if reason is not None:
+                self._refused(callers[0], reason, tool=name)
 
     def _publish(
         self,
@@ -357,6 +366,9 @@ class ToolTable(PolicySeamMixin):
                 toolsets[toolset] = frozenset(names)
             else:
                 toolsets.pop(toolset, None)
+        if self._aliases and any(toolset not in toolsets for toolset in gone):
+            # An alias dies with its toolset, so it cannot later hide a new one.
+            self._aliases = {a: t for a, t in self._aliases.items() if t in toolsets}
         self._toolsets = toolsets
         self._meta = meta
         self._tools = tools

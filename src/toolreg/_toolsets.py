@@ -16,6 +16,7 @@ def apply_toolset_config(config: Config, registry: ToolRegistry) -> list[str]:
     Returns the names removed. Call it after everything is loaded; run it again
     after a reload. An alias that cannot be registered is logged and skipped.
     """
+    registry._require_host("apply the operator config")
     for alias, target in config.toolsets.aliases.items():
         try:
             registry.register_toolset_alias(alias, target)
@@ -37,5 +38,6 @@ def apply_config(config: Config, registry: ToolRegistry) -> list[str]:
     ``[dispatch] validate`` switches argument validation, then the
     ``[toolsets]`` table applies (see :func:`apply_toolset_config`).
     """
+    registry._require_host("apply the operator config")
     registry.set_validation(config.dispatch.validate)
     return apply_toolset_config(config, registry)

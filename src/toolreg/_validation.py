@@ -6,18 +6,22 @@ names the field and the rule, lets the model correct itself on the next turn
 instead of the handler failing somewhere deep inside.
 
 Validators are compiled with fastjsonschema (JSON Schema compiled to Python
-code), once per registered entry, on first use.
+code), once per registered entry, on first use. A schema comes from whoever
+registered the tool (a pack, an upstream MCP server), so its regular
+expressions (``pattern``, ``patternProperties``, the ``format`` checks) run
+with a time budget, and it may not point at documents outside itself.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import fastjsonschema
 
+from ._bounded_regex import BoundedPattern, RegexTimeout, time_budget
 from ._entry import ToolEntry
 from ._results import describe_exception, tool_error
 from ._schema_limits import check_validatable
@@ -29,6 +33,9 @@ logger = logging.getLogger("toolreg.validation")
 Checker = Callable[[Any], "str | None"]
 
 TOO_DEEP = "the arguments are nested too deeply. Send a flatter JSON object."
+
+#: What all the regular expressions of one call's validation may take together.
+REGEX_SECONDS = 1.0
 
 
 def invalid_arguments(tool: str, problem: str) -> str:
@@ -49,9 +56,12 @@ def compile_checker(entry: ToolEntry) -> Checker | None:
         # Checked at registration too; again here because the registry keeps the
         # caller's dict, and a remote $ref would be fetched by the compiler.
         check_validatable(entry.name, schema)
+        _refuse_outside_refs(schema)
+        _probe_compile_time_matches(schema)
         # use_default=False: validation must never write defaults into the
         # caller's dict behind its back.
         validate = fastjsonschema.compile(schema, use_default=False)
+        bounded = _bound_patterns(validate, schema)
     except Exception as exc:  # a schema fastjsonschema cannot handle: do not block calls
         logger.warning(
             "Tool %s: arguments will not be validated, its schema does not compile: %s",
@@ -69,6 +79,8 @@ def compile_checker(entry: ToolEntry) -> Checker | None:
             problem = exc
         except RecursionError:  # a recursive schema, and arguments nested deeper than Python goes
             return invalid_arguments(name, TOO_DEEP)
+        except RegexTimeout:
+            raise  # the budget's own verdict, said below
         except Exception as exc:  # arguments the validator itself chokes on (odd subclasses)
             return invalid_arguments(
                 name, f"the arguments could not be checked ({describe_exception(exc)})"
@@ -78,7 +90,86 @@ def compile_checker(entry: ToolEntry) -> Checker | None:
         except Exception:  # explaining reads the arguments again; they may still misbehave
             return invalid_arguments(name, f"they break JSON Schema rule {problem.rule!r}")
 
-    return check
+    if not bounded:
+        return check  # no regular expression: no budget to open on every call
+
+    def check_within_budget(args: Any) -> str | None:
+        try:
+            with time_budget(REGEX_SECONDS):
+                return check(args)
+        except RegexTimeout as exc:
+            return invalid_arguments(
+                name,
+                f"checking a value against the schema's pattern {exc.pattern!r} took longer "
+                f"than {exc.seconds:g} s, so the value was not accepted. Send a shorter or "
+                "simpler value.",
+            )
+
+    return check_within_budget
+
+
+def _subschemas(node: Any) -> Iterator[dict[str, Any]]:
+    """Every dict inside a schema, the schema itself included."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _refuse_outside_refs(schema: dict[str, Any]) -> None:
+    """fastjsonschema fetches a ``$ref`` URL (http:, file:, ...) as it compiles: never let it."""
+    for node in _subschemas(schema):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and not ref.startswith("#"):
+            raise ValueError(f"$ref {ref!r} points outside the schema; only '#...' is followed")
+
+
+def _probe_compile_time_matches(schema: dict[str, Any]) -> None:
+    """Run, within a budget, the matches fastjsonschema's compiler makes with plain ``re``.
+
+    With ``additionalProperties: false`` it checks each ``required`` name against
+    each ``patternProperties`` key while compiling, where no budget applies.
+    """
+    with time_budget(REGEX_SECONDS):
+        for node in _subschemas(schema):
+            keys, required = node.get("patternProperties"), node.get("required")
+            if not (isinstance(keys, dict) and isinstance(required, list)):
+                continue
+            for key in keys:
+                pattern = BoundedPattern(key)
+                for field in required:
+                    if isinstance(field, str):
+                        try:
+                            pattern.search(field)
+                        except RegexTimeout:
+                            raise ValueError(
+                                f"patternProperties key {key!r} takes too long to match "
+                                f"the required name {field!r}"
+                            ) from None
+
+
+_REGEX_KEYWORDS = ("pattern", "patternProperties", "format")
+
+
+def _bound_patterns(validate: Callable[..., Any], schema: dict[str, Any]) -> bool:
+    """Swap the validator's compiled ``re`` patterns for bounded ones; True if it has any.
+
+    fastjsonschema keeps every pattern it compiled in the ``REGEX_PATTERNS`` dict
+    of the generated function's globals and looks them up on each call.
+    """
+    patterns = getattr(validate, "__globals__", {}).get("REGEX_PATTERNS")
+    if not isinstance(patterns, dict):
+        if any(k in n for n in _subschemas(schema) for k in _REGEX_KEYWORDS):
+            raise RuntimeError("this fastjsonschema keeps its patterns out of reach of a budget")
+        return False
+    for key, compiled in list(patterns.items()):
+        # The key is the schema's own text; compiled.pattern has '$' rewritten as '\Z'.
+        patterns[key] = BoundedPattern(compiled.pattern, compiled.flags, label=key)
+    return bool(patterns)
 
 
 def explain(exc: fastjsonschema.JsonSchemaValueException) -> str:

@@ -20,6 +20,13 @@ PROJECT_NAME = "toolreg"
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
+#: The hooks that run around every dispatch (the others run once, at load).
+DISPATCH_HOOKS = (
+    "toolreg_pre_tool_call",
+    "toolreg_post_tool_call",
+    "toolreg_transform_tool_result",
+)
+
 
 @hookspec
 def toolreg_register_tools(registry: Any, settings: Mapping[str, Any]) -> None:

@@ -25,10 +25,10 @@ if TYPE_CHECKING:
 
 def call_sync(link: ServerLink, tool: str, name: str, args: dict[str, Any]) -> str | dict[str, Any]:
     """Call ``tool`` on ``link``'s server; ``name`` is its registry name. Never raises."""
-    server = link.name
+    server = link.label
     if link.client is None or link.state != "connected":
         return tool_error(
-            f"MCP server {server} is disconnected; {name} cannot run now",
+            f"{server} is disconnected; {name} cannot run now",
             error_type="unavailable",
             tool=name,
         )
@@ -38,7 +38,7 @@ def call_sync(link: ServerLink, tool: str, name: str, args: dict[str, Any]) -> s
     try:
         future = asyncio.run_coroutine_threadsafe(_call(link, tool, args), link.loop)
     except RuntimeError:  # the loop has closed: stopped under us
-        return tool_error(f"MCP server {server} has been stopped", tool=name)
+        return tool_error(f"{server} has been stopped", tool=name)
     try:
         payload = future.result(timeout)
     except (concurrent.futures.TimeoutError, TimeoutError):
@@ -48,15 +48,16 @@ def call_sync(link: ServerLink, tool: str, name: str, args: dict[str, Any]) -> s
         if not future.done():
             future.cancel()
         return tool_error(
-            f"MCP server {server} did not answer {name} within {timeout:g} s; "
-            "the call was cancelled",
+            f"{server} did not answer {name} within {timeout:g} s; the call was cancelled",
             error_type="timeout",
             tool=name,
         )
     except concurrent.futures.CancelledError:
-        return tool_error(f"MCP server {server} closed while {name} ran", tool=name)
+        return tool_error(f"{server} closed while {name} ran", tool=name)
     except MCPError as exc:
-        return tool_error(f"MCP server {server} refused {name}: {exc.message}", tool=name)
+        if connection_lost(exc):
+            return tool_error(f"{server} closed while {name} ran", tool=name)
+        return tool_error(f"{server} refused {name}: {exc.message}", tool=name)
     except Exception as exc:
         return tool_error(f"MCP call {name} failed: {describe(exc)}", tool=name)
     return to_result(payload)

@@ -76,6 +76,7 @@ class McpManager:
 
     def start(self) -> None:
         """Connect every enabled server at once; return when each has settled."""
+        self.registry._require_host("start MCP servers")
         if self._started:
             raise RuntimeError("this McpManager has already been started")
         self._started = True
@@ -104,10 +105,12 @@ class McpManager:
 
     def refresh(self, name: str) -> None:
         """Ask server ``name`` to re-list its tools now (they swap in when it answers)."""
+        self.registry._require_host("refresh an MCP server")
         self._links[name].request_refresh()
 
     def stop(self) -> None:
         """Close every session, end stdio servers, remove the toolsets, join the thread."""
+        self.registry._require_host("stop MCP servers")
         if self._stopped:
             return
         self._stopped = True

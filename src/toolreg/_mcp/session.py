@@ -100,18 +100,26 @@ class ServerLink:
         self._stopping = False
         self._check = self._make_check()
 
+    @property
+    def label(self) -> str:
+        """How messages name this link's server."""
+        return f"MCP server {self.name}"
+
     # -- what the registry sees ------------------------------------------------
 
     def verdict(self) -> Verdict:
         """(available, reason) for every tool of this server."""
         if self.state == "connected":
             return True, ""
-        if self.state == "parked":
-            detail = f"parked after {self.failures} failed attempts"
-            detail += f"; last error: {self.last_error}" if self.last_error else ""
-        else:
-            detail = self.last_error
+        detail = self.down_detail()
         return False, f"server {self.name} disconnected" + (f" ({detail})" if detail else "")
+
+    def down_detail(self) -> str:
+        """Why the server is not connected: the last error, and whether it was given up on."""
+        if self.state != "parked":
+            return self.last_error
+        detail = f"parked after {self.failures} failed attempts"
+        return detail + (f"; last error: {self.last_error}" if self.last_error else "")
 
     def _make_check(self) -> Callable[[], Verdict]:
         # A fresh function per state change: the registry caches probe results
@@ -152,13 +160,18 @@ class ServerLink:
     # -- publishing --------------------------------------------------------------
 
     def _publish(self, listing: list[dict[str, Any]]) -> None:
-        """Swap the toolset for ``listing`` in one step (if anything changed)."""
+        """Put ``listing`` into the registry, if anything changed since the last time."""
         if self._stopping:
             return
         self._listing = listing
         key = (self._check, json.dumps(listing, sort_keys=True, default=str))
         if key == self._published:
             return  # a refresh that found nothing new publishes nothing
+        self._swap(listing)
+        self._published = key
+
+    def _swap(self, listing: list[dict[str, Any]]) -> None:
+        """Swap the toolset for ``listing`` in one step."""
         entries, rejected = build_entries(self, listing, self._check)
         for entry, reason in rejected:
             if reason not in self._rejections:  # once, not on every refresh
@@ -166,13 +179,16 @@ class ServerLink:
                 logger.warning("MCP server %s: %s", self.name, reason)
                 self.registry.record_rejection(entry, reason)
         self.tool_names = self.registry.replace_toolset(self.toolset, entries)
-        self._published = key
-        if not self._aliased:
-            self._aliased = True  # tried once: a refused alias stays refused
+        # An alias dies with its toolset's last tool, so it is re-made when tools return.
+        if self.tool_names and self.registry.resolve_toolset(self.name) != self.toolset:
             try:
                 self.registry.register_toolset_alias(self.name, self.toolset)
             except ValueError as exc:
-                logger.warning("MCP server %s: no toolset alias %r: %s", self.name, self.name, exc)
+                if not self._aliased:  # warned once: a refused alias stays refused
+                    logger.warning(
+                        "MCP server %s: no toolset alias %r: %s", self.name, self.name, exc
+                    )
+            self._aliased = True
 
     def mark_lost(self) -> None:
         """The connection is gone: reconnect (call on the loop)."""
@@ -213,8 +229,8 @@ class ServerLink:
                 self.settled.set()
                 if self.failures >= self._policy.max_failures:
                     logger.error(
-                        "MCP server %s parked after %d failed attempts: %s",
-                        self.name,
+                        "%s parked after %d failed attempts: %s",
+                        self.label,
                         self.failures,
                         error,
                     )
@@ -222,7 +238,7 @@ class ServerLink:
                     return
                 delay = self._policy.delay(self.failures)
                 log = logger.warning if self.failures == 1 or was_up else logger.info
-                log("MCP server %s: %s; retrying in %.2f s", self.name, error, delay)
+                log("%s: %s; retrying in %.2f s", self.label, error, delay)
                 await anyio.sleep(delay)
 
     def stop(self) -> None:
@@ -268,9 +284,7 @@ class ServerLink:
                     self.protocol_version = client.protocol_version
                     self._set_state("connected")
                     self.settled.set()
-                    logger.info(
-                        "MCP server %s connected: %d tools", self.name, len(self.tool_names)
-                    )
+                    logger.info("%s connected: %d tools", self.label, len(self.tool_names))
                     async with anyio.create_task_group() as tasks:
                         tasks.start_soon(self._refresher, client)
                         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:

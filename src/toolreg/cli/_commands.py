@@ -15,6 +15,7 @@ from toolreg import (
     ToolEntry,
     apply_config,
     discover_builtin_tools,
+    get_cache_problems,
     get_discovery_failures,
     get_mcp_manager,
     get_plugin_host,
@@ -205,7 +206,7 @@ def _json_kind(value: Any) -> str:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    """Report import failures, unavailable tools and rejected registrations. Always exits 0."""
+    """Report import failures, unavailable tools, rejections, distrusted caches. Always exits 0."""
     report = doctor_report()
     print(_render.to_json(report) if args.json else _render.doctor_report(report))
     return EXIT_OK
@@ -237,9 +238,23 @@ def doctor_report() -> dict[str, Any]:
         ],
         "hook_failures": [f.to_dict() for f in _hook_failures()],
         "mcp_servers": _mcp_servers(),
+        "caches": get_cache_problems(),
+        "warnings": workspace_warnings(),
         # Calls abandoned at their deadline and still running, per worker pool.
         "stuck_calls": worker_stats(),
     }
+
+
+def workspace_warnings() -> list[str]:
+    """The built-in file and terminal tools' warning about a root nobody chose, if loaded."""
+    if not any(registry.get_tool_names_for_toolset(ts) for ts in ("file", "terminal")):
+        return []
+    try:
+        from builtin_tools._workspace import workspace_warning
+    except ImportError:  # a host that ships without the built-in tools
+        return []
+    warning = workspace_warning()
+    return [warning] if warning else []
 
 
 def _mcp_servers() -> list[dict[str, Any]]:

@@ -30,12 +30,15 @@ def plugin_table(report: PluginReport) -> str:
         tools = ", ".join(o.tools_added) or "-"
         if o.tools_overridden:
             tools += f" (overrides: {', '.join(o.tools_overridden)})"
-        rows.append((o.id, o.version or "-", o.status, tools, o.reason))
-    text = _render.table(("PLUGIN", "VERSION", "STATUS", "TOOLS", "REASON"), rows)
+        # The table drops the common prefix: "pre_tool_call" for toolreg_pre_tool_call.
+        hooks = ", ".join(h.removeprefix("toolreg_") for h in o.hooks) or "-"
+        rows.append((o.id, o.version or "-", o.status, o.isolation, tools, hooks, o.reason))
+    headers = ("PLUGIN", "VERSION", "STATUS", "ISOLATION", "TOOLS", "HOOKS", "REASON")
+    text = _render.table(headers, rows)
     refused = [(o.id, r) for o in report for r in o.refused]
     if refused:
-        text += "\n\nRefused registrations:\n"
-        text += "\n".join(f"  {pid}: {r['tool']}: {r['reason']}" for pid, r in refused)
+        text += "\n\nRefused registrations and actions:\n"
+        text += "\n".join(f"  {pid}: {r['tool'] or '-'}: {r['reason']}" for pid, r in refused)
     return text
 
 
@@ -63,12 +66,18 @@ def _config_summary(config: Any) -> list[str]:
     if plugins.disabled:
         lines.append(f"plugins.disabled: {', '.join(plugins.disabled)}")
     lines += [f"plugins.paths: {p}" for p in plugins.paths]
+    if plugins.isolation != "none":
+        lines.append(f"plugins.isolation: {plugins.isolation}")
     for plugin_id, entry in sorted(plugins.entries.items()):
         details = [f"allow_tool_override={str(entry.allow_tool_override).lower()}"]
         if entry.version is not None:
             details.append(f"version={entry.version}")
         if entry.tools is not None:
             details.append(f"tools={list(entry.tools)}")
+        if entry.isolation is not None:
+            details.append(f"isolation={entry.isolation}")
+        if entry.env:
+            details.append(f"env={list(entry.env)}")
         if entry.settings:
             details.append(f"settings: {', '.join(sorted(entry.settings))}")
         lines.append(f"plugins.entries.{plugin_id}: {', '.join(details)}")

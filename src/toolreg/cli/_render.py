@@ -60,7 +60,10 @@ def doctor_report(report: dict[str, Any]) -> str:
     hooks = report.get("hook_failures", [])
     mcp = [s for s in report.get("mcp_servers", []) if s["state"] not in ("connected", "disabled")]
     stuck = {pool: s for pool, s in report.get("stuck_calls", {}).items() if s["stuck"]}
-    if not (failures or unavailable or rejected or plugins or hooks or mcp or stuck):
+    caches = report.get("caches", [])
+    warnings = report.get("warnings", [])
+    problems = (failures, unavailable, rejected, plugins, hooks, mcp, caches, warnings, stuck)
+    if not any(problems):
         lines.append("No problems found.")
         return "\n".join(lines)
 
@@ -87,6 +90,12 @@ def doctor_report(report: dict[str, Any]) -> str:
             f"{s.get('last_error') or 'no error recorded'}"
             for s in mcp
         ]
+    if caches:
+        lines += ["", f"Caches not trusted, rescanned instead ({len(caches)}):"]
+        lines += [f"  {c['cache']} {c['file']} [{c['rule']}]: {c['reason']}" for c in caches]
+    if warnings:
+        lines += ["", f"Warnings ({len(warnings)}):"]
+        lines += [f"  {w}" for w in warnings]
     if stuck:
         lines += ["", "Calls still running past their deadline (abandoned, holding a worker):"]
         lines += [f"  {pool}: {s['stuck']} of {s['size']} workers" for pool, s in stuck.items()]

@@ -21,7 +21,9 @@ from packaging.version import Version
 from toolreg import __version__
 from toolreg._admission import RESERVED_PACK_NAMESPACES
 from toolreg._config import plugin_id as canonical_id
-from toolreg._conflicts import MCP_PREFIX, is_mcp
+from toolreg._dist_info import DISTRIBUTION
+from toolreg._gate import MCP_PREFIX, is_mcp
+from toolreg._ownership import reserved_label
 
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 
@@ -41,8 +43,22 @@ version = "0.1.0"
 description = "toolreg tool pack: ${toolset} tools for LLM agents."
 readme = "README.md"
 requires-python = ">=3.10"
+# MIT is a default, not a requirement: change it (and LICENSE) as you see fit.
+license = "MIT"
+license-files = ["LICENSE"]
+authors = [{ name = "The ${dist} authors" }]
+keywords = ["toolreg", "llm", "agents", "tools"]
+classifiers = [
+    "Programming Language :: Python :: 3",
+    "Operating System :: OS Independent",
+]
+# toolreg's distribution is toolreg-core ("toolreg" on PyPI is another project).
 # Bounded above: the loader refuses the pack ("incompatible") outside this range.
 dependencies = ["${requirement}"]
+
+[project.urls]
+# Point these at your repository once it exists.
+Homepage = "https://pypi.org/project/${dist}/"
 
 [project.optional-dependencies]
 test = ["pytest>=8"]
@@ -102,7 +118,7 @@ TOOLS = [HELLO]
 def test_loads(tool_registry, load_pack):
     outcome = load_pack(PLUGIN_ID)[PLUGIN_ID]
     assert (outcome.status, outcome.reason) == ("loaded", "")
-    assert outcome.tools_added == TOOLS
+    assert outcome.tools_added == sorted(TOOLS)  # the report lists them sorted
     assert all(tool_registry.get_owner(name) == PLUGIN_ID for name in TOOLS)
 
 
@@ -129,7 +145,7 @@ def test_overrides_nothing_without_consent():
 _README = """\
 # ${dist}
 
-A [toolreg](https://pypi.org/project/toolreg/) tool pack: ${toolset} tools for
+A [toolreg](https://pypi.org/project/toolreg-core/) tool pack: ${toolset} tools for
 LLM agents. Installed next to toolreg, it is found through its
 `toolreg.tools` entry point and loaded as plugin `${plugin_id}`.
 
@@ -165,6 +181,30 @@ pip install build twine
 python -m build          # dist/*.tar.gz and dist/*.whl
 twine upload dist/*
 ```
+"""
+
+_LICENSE = """\
+MIT License
+
+Copyright (c) The ${dist} authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
 """
 
 _GITIGNORE = """\
@@ -218,6 +258,18 @@ def pack_names(name: str) -> PackNames:
             EXIT_USAGE,
         )
     plugin_id = canonical_id(name)
+    if plugin_id in (DISTRIBUTION, "toolreg"):
+        raise CliError(
+            f"{name!r} cannot be a pack name: it is toolreg's own distribution name "
+            f"({DISTRIBUTION!r}) or the unrelated project that holds 'toolreg' on PyPI",
+            EXIT_USAGE,
+        )
+    if reserved_label(plugin_id) is not None:
+        raise CliError(
+            f"{name!r} cannot be a pack name: {plugin_id!r} is an owner label toolreg "
+            "reserves for its own tools, and the loader refuses packs named so",
+            EXIT_USAGE,
+        )
     toolset = plugin_id.removeprefix("toolreg-")
     if is_mcp(toolset):
         raise CliError(
@@ -236,9 +288,9 @@ def pack_names(name: str) -> PackNames:
 
 
 def toolreg_requirement(version: str = __version__) -> str:
-    """``toolreg>=X.Y,<X.Y+1``: this toolreg's minor series, which the pack is tested with."""
+    """``toolreg-core>=X.Y,<X.Y+1``: this toolreg's minor series, which the pack is tested with."""
     major, minor = (Version(version).release + (0,))[:2]
-    return f"toolreg>={major}.{minor},<{major}.{minor + 1}"
+    return f"{DISTRIBUTION}>={major}.{minor},<{major}.{minor + 1}"
 
 
 def render(names: PackNames) -> dict[str, str]:
@@ -254,6 +306,7 @@ def render(names: PackNames) -> dict[str, str]:
     files = {
         "pyproject.toml": _PYPROJECT,
         "README.md": _README,
+        "LICENSE": _LICENSE,
         ".gitignore": _GITIGNORE,
         f"src/{names.module}/__init__.py": _INIT,
         f"tests/test_{names.module}.py": _TEST,

@@ -24,7 +24,7 @@ from toolreg import (
     reload_plugins,
 )
 
-from ._commands import _did_you_mean, load
+from ._commands import _did_you_mean, load, workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 from ._logs import fd1_to_stderr, quiet_loading
 from ._state import state
@@ -45,7 +45,7 @@ Only available tools are offered; clients are told when the list changes.
 On POSIX, SIGHUP re-reads the config and reloads tool packs and local plugins.
 HTTP binds 127.0.0.1 and has no authentication: for remote use put a reverse
 proxy with auth in front. GET /healthz answers {"status": "ok", ...}.
-Needs the MCP SDK: pip install 'toolreg[mcp]'. Details: docs/mcp.md
+Needs the MCP SDK: pip install 'toolreg-core[mcp]'. Details: docs/mcp.md
 """
 
 
@@ -95,7 +95,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             import toolreg._mcp.server  # noqa: F401
         except ImportError as exc:
             raise CliError(
-                f"toolreg serve needs the MCP SDK ({exc}); install it: pip install 'toolreg[mcp]'"
+                f"toolreg serve needs the MCP SDK ({exc}); "
+                "install it: pip install 'toolreg-core[mcp]'"
             ) from None
         if args.transport == "stdio":
             with fd1_to_stderr():  # stdout is the protocol stream: nothing else may reach it
@@ -112,6 +113,8 @@ def _serve(args: argparse.Namespace, reload_first: list[bool]) -> int:
 
     verbose = getattr(args, "verbose", False)
     _check_toolsets(args.toolset)
+    for warning in workspace_warnings():  # the file tools' root fell back to / or $HOME
+        _say(f"warning: {warning}")
     server = ToolServer(
         registry, args.toolset, stateless=args.stateless, reload=lambda: _reload(args)
     )

@@ -1,0 +1,61 @@
+"""Reading dist-info files: RECORD, read off real installed distributions."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pluggy
+
+import toolreg
+from toolreg._dist_info import installed_sources
+
+
+def dist_info(name: str) -> str:
+    site = Path(pluggy.__file__).resolve().parents[1]
+    return str(next(site.glob(f"{name}-*.dist-info")))
+
+
+def test_a_regular_install_lists_its_sources_by_real_path():
+    sources = installed_sources(dist_info("pluggy"))
+    assert os.path.realpath(pluggy.__file__) in sources.files
+    assert all(f.endswith(".py") for f in sources.files)
+    assert sources.covers("pluggy") and not sources.covers("toolreg")
+
+
+def test_an_editable_install_does_not_cover_its_namespace():
+    # The test venv installs toolreg with `pip install -e`: its RECORD holds a
+    # .pth or a finder, not toolreg's sources, so the namespace's directories
+    # must stand in for it.
+    info = dist_info("toolreg_core")
+    sources = installed_sources(info)
+    assert os.path.realpath(toolreg.__file__) not in sources.files
+    assert not sources.covers("toolreg")
+
+
+def test_a_missing_or_unreadable_record_lists_nothing(tmp_path: Path):
+    assert installed_sources(str(tmp_path / "gone-1.0.dist-info")).files == frozenset()
+    broken = tmp_path / "broken-1.0.dist-info"
+    broken.mkdir()
+    (broken / "RECORD").write_bytes(b"\xff\xfe not utf-8")
+    assert installed_sources(str(broken)).files == frozenset()
+
+
+def test_files_outside_site_packages_belong_to_the_pack_too(tmp_path: Path):
+    site = tmp_path / "site"
+    info = site / "pack-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "RECORD").write_text(
+        "pack/__init__.py,sha256=x,1\n"
+        "single.py,,\n"
+        "../../bin/helper.py,,\n"
+        "pack-1.0.dist-info/METADATA,,\n"
+    )
+    sources = installed_sources(str(info))
+    root = os.path.realpath(tmp_path)
+    assert sources.files == {
+        os.path.join(root, "site", "pack", "__init__.py"),
+        os.path.join(root, "site", "single.py"),
+        os.path.join(os.path.dirname(root), "bin", "helper.py"),
+    }
+    assert sources.top_level == {"pack", "single"}

@@ -1,0 +1,227 @@
+"""The write gate's rules, in process: identity from files, removals, host-only actions, aliases.
+
+Each "pack" is a real package written to disk and imported, bound to a policy
+as the loader binds one; the registry under test is handed to its functions.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from test_ownership import PACK as OWNERSHIP_PACK
+
+from conftest import schema
+from toolreg import ToolRegistry, apply_toolset_config, parse_config
+from toolreg._ownership import PluginPolicy
+
+# The ownership tests' pack, plus a way to call any registry method from its code.
+PACK = (
+    OWNERSHIP_PACK
+    + """
+
+def call(method, *args):
+    return method(*args)
+
+
+def run_as(source, claimed, reg):
+    # exec'd code whose globals claim another module: its frames say "<forged>"
+    # as the file, and the claimed name is ignored.
+    code = compile(source, "<forged>", "exec")
+    exec(code, {"__name__": claimed, "reg": reg, "SCHEMA": SCHEMA})
+"""
+)
+
+FORGED_NAME = """
+__name__ = "other_pack.inner"
+
+SCHEMA = {"parameters": {"type": "object", "properties": {}}}
+
+
+def handler(args):
+    return "forged"
+
+
+handler.__module__ = "other_pack.inner"
+
+
+def register(reg, name, override=False):
+    return reg.register(name, "forged", SCHEMA, handler, override=override)
+"""
+
+
+@pytest.fixture
+def pack(make_package):
+    return make_package("gate_pack", PACK)
+
+
+@pytest.fixture
+def builtin(reg: ToolRegistry) -> ToolRegistry:
+    reg.register("terminal", "terminal", schema("terminal"), lambda args: "host")
+    return reg
+
+
+# -- identity ----------------------------------------------------------------------------
+
+
+def test_a_claimed_module_name_loses_to_the_file(builtin, make_package):
+    reg = builtin
+    reg.register_plugin_override_policy("other_pack", True, plugin_id="toolreg-other", paths=[])
+    reg.register_plugin_override_policy("forged_pack", False, plugin_id="toolreg-forged")
+    forged = make_package("forged_pack", FORGED_NAME)
+    assert forged.register(reg, "fresh") is not None
+    assert reg.get_owner("fresh") == "toolreg-forged"
+    with pytest.raises(PermissionError, match="plugin 'toolreg-forged' may not override"):
+        forged.register(reg, "terminal", override=True)
+    assert reg.dispatch("terminal", {}) == "host"
+
+
+def test_exec_with_forged_globals_is_attributed_through_the_real_frames(builtin, pack):
+    reg = builtin
+    reg.register_plugin_override_policy("gate_pack", False, plugin_id="toolreg-gate")
+    reg.register_plugin_override_policy("other_pack", True, plugin_id="toolreg-other", paths=[])
+    source = "reg.register('terminal', 'x', SCHEMA, lambda a: 'exec', override=True)"
+    with pytest.raises(PermissionError, match="plugin 'toolreg-gate'"):
+        pack.run_as(source, "other_pack.inner", reg)
+    pack.run_as("reg.register('via_exec', 'x', SCHEMA, lambda a: 'e')", "other_pack.inner", reg)
+    assert reg.get_owner("via_exec") == "toolreg-gate"
+
+
+def test_a_record_file_belongs_to_its_distribution_not_to_the_directory(reg, make_package):
+    # A wheel that drops a module into another pack's package directory does not
+    # become that pack: its RECORD names the file, and the RECORD wins.
+    victim = make_package("victim_pack", "X = 1\n")
+    intruder_file = victim.__path__[0] + "/planted.py"
+    with open(intruder_file, "w") as f:
+        f.write(textwrap.dedent(PACK))
+    reg.register_plugin_override_policy("victim_pack", True, plugin_id="toolreg-victim")
+    reg.register_plugin_override_policy(
+        "intruder_pack", False, plugin_id="toolreg-intruder", paths=[], files=[intruder_file]
+    )
+    import victim_pack.planted as planted
+
+    planted.register_plain(reg, "planted_tool")
+    assert reg.get_owner("planted_tool") == "toolreg-intruder"
+
+
+def test_policies_bound_before_the_code_exists_find_it_later(reg, make_package):
+    reg.register_plugin_override_policy("late_pack", False, plugin_id="toolreg-late")
+    late = make_package("late_pack", PACK)
+    late.register_plain(reg, "late_tool")
+    assert reg.get_owner("late_tool") == "toolreg-late"
+
+
+# -- acting for a pack whose code is elsewhere -------------------------------------------
+
+
+def test_acting_for_owns_and_judges_as_that_pack(builtin):
+    reg = builtin
+    policy = PluginPolicy(
+        "isolated_pack", False, "toolreg-isolated", tool_patterns=("iso_*", "terminal")
+    )
+    with reg.acting_for(policy):
+        reg.register("iso_tool", "iso", schema("iso_tool"), lambda args: "proxy")
+        with pytest.raises(PermissionError, match="may not override tool 'terminal'"):
+            reg.register("terminal", "iso", schema("terminal"), lambda args: "x", override=True)
+        with pytest.raises(PermissionError, match=r"plugins.entries.toolreg-isolated.tools"):
+            reg.register("other", "iso", schema("other"), lambda args: "x")
+    assert reg.get_owner("iso_tool") == "toolreg-isolated"
+    reg.register("after", "host", schema("after"), lambda args: "x")
+    assert reg.get_owner("after") == "host", "acting_for ends with its block"
+    assert reg.remove_owner("toolreg-isolated") == ["iso_tool"]
+
+
+def test_a_pack_may_not_act_for_another(reg, pack):
+    reg.register_plugin_override_policy("gate_pack", True, plugin_id="toolreg-gate")
+    other = PluginPolicy("x", True, "toolreg-other")
+    with pytest.raises(PermissionError, match="may not act for plugin 'toolreg-other'"):
+        pack.call(reg.acting_for(other).__enter__)
+
+
+# -- removals ----------------------------------------------------------------------------
+
+
+def test_a_pack_removes_its_own_tools_but_not_others(builtin, pack):
+    reg = builtin
+    reg.register_plugin_override_policy("gate_pack", False, plugin_id="toolreg-gate")
+    pack.register_plain(reg, "mine")
+    assert pack.call(reg.remove_owner, "toolreg-gate") == ["mine"]
+    with pytest.raises(PermissionError, match="owned by host \\(with remove_owner\\)"):
+        pack.call(reg.remove_owner, "host")
+    with pytest.raises(PermissionError, match="with replace_toolset"):
+        pack.call(reg.replace_toolset, "terminal", [])
+    assert reg.dispatch("terminal", {}) == "host"
+    rejected = [d for d in reg.decisions() if d.action == "rejected"]
+    assert [(d.owner, d.tool) for d in rejected] == [("toolreg-gate", "terminal")] * 2
+
+
+def test_operator_consent_lets_a_pack_remove_others_tools(builtin, pack):
+    reg = builtin
+    reg.register_plugin_override_policy("gate_pack", True, plugin_id="toolreg-gate")
+    assert pack.call(reg.deregister, "terminal") is True
+
+
+# -- host-only actions -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "args", "what"),
+    [
+        ("set_validation", (False,), "turn argument validation off"),
+        ("set_dispatch_hooks", (None,), "change the dispatch hooks"),
+        ("register_toolset_alias", ("evil", "terminal"), "create toolset alias 'evil'"),
+        ("remove_plugin_override_policy", ("gate_pack",), "change plugin policies"),
+    ],
+)
+def test_host_actions_are_refused_to_packs_even_with_consent(builtin, pack, method, args, what):
+    reg = builtin
+    reg.register_plugin_override_policy("gate_pack", True, plugin_id="toolreg-gate")
+    with pytest.raises(PermissionError, match=f"plugin 'toolreg-gate' may not {what}"):
+        pack.call(getattr(reg, method), *args)
+    assert reg.validation_enabled and reg.get_toolset_aliases() == {}
+    assert reg.get_plugin_policy("gate_pack") is not None
+    last = reg.decisions()[-1]
+    assert (last.action, last.owner) == ("rejected", "toolreg-gate")
+    assert what in last.reason
+
+
+# -- aliases -----------------------------------------------------------------------------
+
+
+def test_an_alias_may_not_hide_a_toolset_or_take_an_mcp_name(builtin):
+    reg = builtin
+    reg.register("now", "time", schema("now"), lambda args: "t")
+    with pytest.raises(ValueError, match="would hide the toolset"):
+        reg.register_toolset_alias("time", "terminal")
+    with pytest.raises(ValueError, match="belong to MCP servers"):
+        reg.register_toolset_alias("mcp-srv", "terminal")
+    with pytest.raises(ValueError, match="there is no toolset 'nothing'"):
+        reg.register_toolset_alias("ghost", "nothing")
+
+
+def test_registering_into_an_alias_is_rejected_not_redirected(builtin):
+    reg = builtin
+    reg.register("mcp__srv__a", "mcp-srv", schema("mcp__srv__a"), lambda args: "a")
+    reg.register_toolset_alias("srv", "mcp-srv")
+    assert reg.register("b", "srv", schema("b"), lambda args: "b") is None
+    assert reg.get_tool_names_for_toolset("srv") == ["mcp__srv__a"]
+    assert "is an alias of 'mcp-srv'" in reg.decisions()[-1].reason
+
+
+def test_an_alias_dies_with_the_last_tool_of_its_toolset(builtin):
+    reg = builtin
+    reg.register("mcp__srv__a", "mcp-srv", schema("mcp__srv__a"), lambda args: "a")
+    reg.register_toolset_alias("srv", "mcp-srv")
+    reg.replace_toolset("mcp-srv", [])
+    assert reg.get_toolset_aliases() == {}
+    # A later toolset of the alias's name is its own, not hidden by a stale alias.
+    reg.register("own", "srv", schema("own"), lambda args: "own")
+    assert reg.get_tool_names_for_toolset("srv") == ["own"]
+
+
+def test_operator_switches_resolve_aliases_first(builtin):
+    reg = builtin
+    reg.register("now", "time", schema("now"), lambda args: "t")
+    config = parse_config('[toolsets]\ndisabled = ["clock"]\naliases = { clock = "time" }\n')
+    assert apply_toolset_config(config, reg) == ["now"]
+    assert reg.get_entry("terminal") is not None
