@@ -48,6 +48,50 @@ class FakeClock:
         self.now += seconds
 
 
+class EvilStr(str):
+    """A str whose methods a host might call raise."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("str exploded")
+
+    def __len__(self) -> int:
+        raise RuntimeError("len exploded")
+
+    def __getitem__(self, key: object) -> str:
+        raise RuntimeError("getitem exploded")
+
+
+class EvilDict(dict):
+    """A dict whose lookups and iteration raise."""
+
+    def get(self, *args: object) -> object:
+        raise RuntimeError("get exploded")
+
+    def __iter__(self) -> Iterator[object]:
+        raise RuntimeError("iter exploded")
+
+    def keys(self) -> object:  # type: ignore[override]
+        raise RuntimeError("keys exploded")
+
+
+class WeirdClass:
+    """An object whose very ``__class__`` raises, so isinstance() does too."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        raise RuntimeError("__class__ exploded")
+
+
+class BadName:
+    """A would-be tool name that cannot be hashed or printed."""
+
+    def __hash__(self) -> int:
+        raise RuntimeError("hash exploded")
+
+    def __str__(self) -> str:
+        raise SystemExit(1)
+
+
 needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlink support")
 
 #: A string ``(a|aa)+$`` takes about 2**40 backtracking steps to give up on.

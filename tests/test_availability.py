@@ -308,3 +308,51 @@ class TestToolsets:
         assert not populated.is_toolset_available("browser")
         monkeypatch.setenv("TOOLREG_T_B", "1")
         assert populated.is_toolset_available("browser")
+
+
+class TestSharedProbesAndPruning:
+    """From the reference system's own suite: a shared probe, a flapping server."""
+
+    def test_a_shared_probe_runs_once_per_read_in_the_grace_window_too(
+        self, reg: ToolRegistry, clock: FakeClock, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        probe = Probe(True)
+        for index in range(5):
+            add(reg, f"shared_{index}", check_fn=probe)
+        assert len(reg.get_definitions()) == 5
+        assert probe.calls == 1
+        clock.advance(TTL + 1)  # cache expired, the last success is 31 s ago
+        probe.result = False
+        with caplog.at_level(logging.WARNING, logger="toolreg.availability"):
+            assert len(reg.get_definitions()) == 5, "a flake: all five stay"
+        assert probe.calls == 2, "one run for the five tools that share it"
+        assert caplog.text.count("treating it as a flake") == 1
+        report = reg.get_available_toolsets()
+        assert report["ts"]["available"] and probe.calls == 3
+        assert reg.check_toolset_requirements() == {"ts": True} and probe.calls == 4
+
+    def test_probes_of_tools_that_went_are_forgotten(self, reg: ToolRegistry) -> None:
+        """Each state change of an MCP server brings a new probe; the cache must not grow."""
+        for _ in range(100):
+            add(reg, "flapping", toolset="mcp-flappy", check_fn=Probe(True))
+            assert reg.is_tool_available("flapping")
+        assert len(reg._availability._verdicts) == 1
+        assert len(reg._availability._last_success) == 1
+        reg.deregister("flapping")
+        add(reg, "other", check_fn=Probe(True))
+        assert reg.is_tool_available("other")
+        assert len(reg._availability._verdicts) == 1
+
+    def test_toolset_report_is_one_snapshot(self, reg: ToolRegistry) -> None:
+        """A toolset deleted while the report runs is reported whole, never as tools == []."""
+
+        def deletes_the_other_toolset() -> bool:
+            reg.deregister("b_tool")
+            return True
+
+        add(reg, "a_tool", toolset="a", check_fn=deletes_the_other_toolset)
+        add(reg, "b_tool", toolset="b")
+        report = reg.get_available_toolsets()
+        assert reg.get_entry("b_tool") is None, "it was deleted during the report"
+        assert report["b"]["tools"] == ["b_tool"]
+        assert all(item["tools"] for item in report.values())

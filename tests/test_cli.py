@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -352,6 +353,7 @@ def test_doctor_json_shape(capsys):
         "mcp_servers",
         "caches",
         "warnings",
+        "stuck_calls",
     }
     assert report["mcp_servers"] == []  # no [mcp.servers] configured
     assert report["summary"]["tools"] == len(registry.get_all_tool_names())
@@ -527,20 +529,34 @@ registry.register("chatty", "chat", {"description": "Chatty."}, chatty)
 """
 
 
-def test_fd_level_chatter_never_reaches_stdout(tmp_path):
-    """Writes to file descriptor 1 (C code, child processes) go to stderr, like print()."""
+def with_local_plugin(
+    tmp_path: Path, stem: str, source: str, config: str = ""
+) -> Callable[..., subprocess.CompletedProcess]:
+    """The console script, run with ``source`` as local plugin ``stem`` (and more config)."""
     plugins = tmp_path / "plugins"
     plugins.mkdir()
-    (plugins / "chatty.py").write_text(CHATTY_PLUGIN)
-    config = tmp_path / "toolreg.toml"
-    config.write_text(f"[plugins]\npaths = [{json.dumps(str(plugins))}]\n")
+    (plugins / f"{stem}.py").write_text(source)
+    path = tmp_path / "toolreg.toml"
+    path.write_text(f"[plugins]\npaths = [{json.dumps(str(plugins))}]\n{config}")
     env = {**os.environ, "TOOLREG_WORKSPACE": str(tmp_path)}
     env.pop("TOOLREG_DISABLE_PLUGIN_AUTOLOAD", None)
 
     def toolreg(*argv: str) -> subprocess.CompletedProcess:
-        cmd = [*console_command(), "--config", str(config), *argv]
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+        cmd = [*console_command(), "--config", str(path), *argv]
+        try:
+            # cwd: packs installed next to toolreg load too, and may write files there.
+            return subprocess.run(
+                cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"toolreg {' '.join(argv)} did not exit (hung)")
 
+    return toolreg
+
+
+def test_fd_level_chatter_never_reaches_stdout(tmp_path):
+    """Writes to file descriptor 1 (C code, child processes) go to stderr, like print()."""
+    toolreg = with_local_plugin(tmp_path, "chatty", CHATTY_PLUGIN)
     listed = toolreg("list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert "chatty" in {tool["name"] for tool in json.loads(listed.stdout)}
@@ -551,3 +567,73 @@ def test_fd_level_chatter_never_reaches_stdout(tmp_path):
     assert json.loads(called.stdout) == {"ok": True}
     assert "fd chatter in the handler" in called.stderr
     assert "a child process talking" in called.stderr
+
+
+STUCK_PLUGIN = """\
+import time
+
+from toolreg import hookimpl, registry
+
+
+def stuck(args):
+    time.sleep(600)  # ignores every deadline
+    return "too late"
+
+
+registry.register("stuck_tool", "stuck", {}, stuck, timeout=0.2)
+registry.register("guarded_tool", "stuck", {}, lambda args: "ran")
+
+
+@hookimpl
+def toolreg_pre_tool_call(name, args):
+    if name == "guarded_tool":
+        time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize(
+    ("tool", "fragment"), [("stuck_tool", "timed out"), ("guarded_tool", "hook")]
+)
+def test_call_exits_promptly_after_a_deadline(tmp_path, tool, fragment):
+    """The abandoned call runs on in a daemon worker: it never holds the process open."""
+    toolreg = with_local_plugin(tmp_path, "stuck", STUCK_PLUGIN, "hook_timeout = 0.2\n")
+    proc = toolreg("call", tool)
+    assert proc.returncode == 1, proc.stderr
+    assert fragment in json.loads(proc.stdout)["error"]
+
+
+def test_doctor_counts_stuck_calls_per_pool(capsys):
+    from toolreg.cli import _render
+
+    code, out, _ = run(capsys, "doctor", "--json")
+    assert code == 0
+    stuck = json.loads(out)["stuck_calls"]
+    assert set(stuck) == {"tool", "hook", "import"}
+    assert all(set(pool) == {"workers", "size", "stuck", "abandoned"} for pool in stuck.values())
+    report = json.loads(out)
+    report["stuck_calls"]["tool"].update(stuck=3, size=32)
+    text = _render.doctor_report(report)
+    assert "Calls still running past their deadline" in text and "tool: 3 of 32 workers" in text
+
+
+def test_a_local_plugin_that_hangs_at_import_fails_with_the_reason(tmp_path):
+    source = "import time\n\nfrom toolreg import registry\n\ntime.sleep(600)\n"
+    source += "registry.register('never', 'slow', {}, lambda args: 'never')\n"
+    toolreg = with_local_plugin(tmp_path, "slow", source, "import_timeout = 0.3\n")
+    proc = toolreg("plugins", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (slow,) = [item for item in json.loads(proc.stdout) if item["id"] == "local:slow"]
+    assert slow["status"] == "failed" and "did not finish within 0.3 s" in slow["reason"]
+
+
+def test_arguments_or_config_too_deep_to_parse_exit_2_naming_them(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    proc = run_process([*console_command(), "call", "current_time", "-"], tmp_path, stdin=deep)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert_one_line_error(proc.stderr, "stdin is nested too deeply to parse")
+    config = tmp_path / "deep.toml"
+    config.write_text(f"[plugins]\nenabled = {deep}\n")
+    for command in (["list"], ["config", "check"]):
+        proc = run_process([*console_command(), "--config", str(config), *command], tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert_one_line_error(proc.stderr, str(config), "nested too deeply")

@@ -90,6 +90,8 @@ def test_empty_file_is_the_default_and_defaults_are_documented():
     )  # fmt: skip
     timeout = parse_config("[plugins]\nhook_timeout = 0").plugins.hook_timeout  # 0 = no deadline
     assert timeout == 0.0 and isinstance(timeout, float)
+    assert plugins.import_timeout == 10.0
+    assert parse_config("[plugins]\nimport_timeout = 2").plugins.import_timeout == 2.0
 
 
 def test_isolation_default_and_per_entry_choice():
@@ -158,6 +160,8 @@ ERRORS = [
     ("[plugins]\nhook_timeout = true", "plugins.hook_timeout", "expected a number of seconds >= 0"),
     ('[plugins]\nhook_timeout = "5"', "plugins.hook_timeout", "expected a number of seconds >= 0"),
     ("[plugins]\nhook_timeout = -1", "plugins.hook_timeout", "got -1"),
+    ("[plugins]\nimport_timeout = -1", "plugins.import_timeout", "got -1"),
+    ('[plugins]\nimport_timeout = "5"', "plugins.import_timeout", "seconds >= 0"),
     ('[toolsets]\nenabled = "file"', "toolsets.enabled", "expected an array of strings"),
     ("[toolsets]\ndisabled = [1]", "toolsets.disabled[0]", "got an integer"),
     ('[toolsets]\naliases = ["a"]', "toolsets.aliases", "expected a table, got an array"),
@@ -195,12 +199,13 @@ def test_invalid_toml_names_the_file(tmp_path):
         parse_config("[plugins")
 
 
+@pytest.mark.parametrize("key", ["hook_timeout", "import_timeout"])
 @pytest.mark.parametrize("value", ["nan", "inf"])
-def test_non_finite_hook_timeout_is_rejected(value):
+def test_non_finite_timeouts_are_rejected(key, value):
     # HookRunner turns nan into an instant HookTimeout and inf into OverflowError, so
     # every dispatch hook fails closed and blocks every tool call.
-    with pytest.raises(ConfigError, match=r"plugins\.hook_timeout"):
-        parse_config(f"[plugins]\nhook_timeout = {value}\n")
+    with pytest.raises(ConfigError, match=rf"plugins\.{key}"):
+        parse_config(f"[plugins]\n{key} = {value}\n")
 
 
 def test_undecodable_file_is_a_config_error(tmp_path):
@@ -340,3 +345,18 @@ def test_toolsets_table_applies_aliases_and_turns_toolsets_off():
     only = parse_config('[toolsets]\nenabled = ["alpha"]\n')
     assert apply_toolset_config(only, reg) == ["g1"]
     assert reg.get_all_tool_names() == ["a1"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[plugins]\nenabled = " + "[" * 100_000 + "]" * 100_000,
+        "x = " + "{a=" * 5000 + "1" + "}" * 5000,
+    ],
+    ids=["arrays", "inline-tables"],
+)
+def test_a_config_nested_too_deeply_is_a_config_error_naming_the_file(tmp_path, text):
+    source = write(tmp_path / "toolreg.toml", text + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(source)
+    assert str(info.value) == f"{source}: nested too deeply to read (arrays or inline tables)"

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from conftest import BadName, EvilDict, EvilStr, WeirdClass
 from toolreg import ToolRegistry, is_tool_error, tool_error
 
 PREFIX = "Tool execution failed: "
@@ -448,3 +449,177 @@ class TestHooksSeeParsedArguments:
         reg, hooks = hooked
         assert error_of(reg.dispatch("echo", '{"cmd": '))["error_type"] == "invalid_arguments"
         assert hooks.seen == []
+
+
+class EvilList(list):
+    def __iter__(self) -> Any:
+        raise RuntimeError("iter exploded")
+
+
+class Unhashable:
+    __hash__ = None  # type: ignore[assignment]
+
+
+def both(reg: ToolRegistry, name: Any, args: Any, **kwargs: Any) -> list[Any]:
+    """The same call through dispatch and adispatch."""
+    return [reg.dispatch(name, args, **kwargs), asyncio.run(reg.adispatch(name, args, **kwargs))]
+
+
+class TestAttackerInput:
+    """What an attacker controls (name, arguments, a pack's code) never makes dispatch raise."""
+
+    def test_deeply_nested_json_string_arguments(self, reg: ToolRegistry) -> None:
+        params = {"type": "object", "properties": {"a": {"type": "integer"}}}
+        reg.register("t", "ts", {"parameters": params}, lambda args: "ran")
+        reg.register("loose", "ts", schema(), lambda args: "ran")
+        deep = "[" * 200_000 + "]" * 200_000
+        for name in ("t", "loose"):
+            for result in both(reg, name, deep):
+                err = error_of(result)
+                assert err["error_type"] == "invalid_arguments"
+                assert "nested too deeply" in err["error"]
+
+    @pytest.mark.parametrize("name", [["list"], {"a": 1}, Unhashable(), BadName(), None, 3.5])
+    def test_names_that_are_no_tool_name(self, reg: ToolRegistry, name: Any) -> None:
+        reg.register("t", "ts", schema(), lambda args: "ran")
+        for result in both(reg, name, {}):
+            assert error_of(result)["error"].startswith("Unknown tool: ")
+
+    @pytest.mark.parametrize(
+        "make",
+        [lambda: EvilStr("evil"), lambda: EvilDict(_multimodal=True, content=[]), WeirdClass],
+        ids=["str-subclass", "dict-subclass", "raising-__class__"],
+    )
+    def test_results_whose_methods_raise(self, reg: ToolRegistry, make: Any) -> None:
+        result = make()
+        reg.register("evil", "ts", schema(), lambda args: result)
+        reg.register("aevil", "ts", schema(), lambda args: result, timeout=5)
+        for out in both(reg, "evil", {}) + both(reg, "aevil", {}):
+            # Whatever comes back is a plain str or a plain dict with a plain list.
+            if isinstance(out, dict):
+                assert type(out) is dict and type(out["content"]) is list
+                assert out == {"_multimodal": True, "content": []}
+                json.dumps(out)
+            else:
+                assert type(out) is str
+                assert out == "evil" or error_of(out)["error_type"] == "tool_result_contract"
+
+    def test_a_multimodal_list_subclass_is_copied_to_a_plain_list(self, reg: ToolRegistry) -> None:
+        content = EvilList([{"type": "text", "text": "hi"}])
+        reg.register("mm", "ts", schema(), lambda args: {"_multimodal": True, "content": content})
+        out = reg.dispatch("mm", {})
+        assert type(out["content"]) is list and out["content"] == [{"type": "text", "text": "hi"}]
+
+    def test_a_str_subclass_longer_than_the_limit_is_cut_without_its_methods(
+        self, reg: ToolRegistry
+    ) -> None:
+        reg.register(
+            "long", "ts", schema(), lambda args: EvilStr("x" * 50), max_result_size_chars=10
+        )
+        out = reg.dispatch("long", {})
+        assert type(out) is str and out.startswith("x" * 10 + "\n…[truncated 40 of 50")
+
+    def test_keyword_arguments_named_like_the_parameters(self, reg: ToolRegistry) -> None:
+        seen: dict[str, Any] = {}
+
+        def handler(arguments: dict[str, Any], /, **kwargs: Any) -> str:
+            seen.update(kwargs)
+            return "ok"
+
+        reg.register("kw", "ts", schema(), handler)
+        assert reg.dispatch("kw", {}, args=1, name=2) == "ok"
+        assert seen == {"args": 1, "name": 2}
+
+    def test_non_object_arguments_never_reach_a_handler_that_validates(
+        self, reg: ToolRegistry
+    ) -> None:
+        seen: list[Any] = []
+        reg.register("any", "ts", schema(), lambda args: seen.append(args) or "ran")
+        for args in ([1, 2], 5, "[1]", True):
+            for out in both(reg, "any", args):
+                assert error_of(out)["error_type"] == "invalid_arguments"
+        assert seen == []
+
+    def test_sys_exit_in_a_timed_async_dispatch_does_not_stop_the_loop(
+        self, reg: ToolRegistry
+    ) -> None:
+        def quit_(args: dict[str, Any]) -> str:
+            sys.exit(4)
+
+        async def aquit(args: dict[str, Any]) -> str:
+            sys.exit(5)
+
+        reg.register("quit", "ts", schema(), quit_, timeout=5)
+        reg.register("aquit", "ts", schema(), aquit, is_async=True, timeout=5)
+        assert error_of(asyncio.run(reg.adispatch("quit", {})))["error"] == f"{PREFIX}SystemExit: 4"
+        assert (
+            error_of(asyncio.run(reg.adispatch("aquit", {})))["error"] == f"{PREFIX}SystemExit: 5"
+        )
+
+    def test_keyboard_interrupt_from_another_thread_is_the_packs_failure(
+        self, reg: ToolRegistry
+    ) -> None:
+        """Only the caller's own thread gets Ctrl-C; a worker's KeyboardInterrupt is pack code."""
+
+        def interrupt(args: dict[str, Any]) -> str:
+            raise KeyboardInterrupt
+
+        async def ainterrupt(args: dict[str, Any]) -> str:
+            raise KeyboardInterrupt
+
+        reg.register("ki", "ts", schema(), interrupt)
+        reg.register("ki_timed", "ts", schema(), interrupt, timeout=5)
+        reg.register("ki_async", "ts", schema(), ainterrupt, is_async=True)
+        with pytest.raises(KeyboardInterrupt):
+            reg.dispatch("ki", {})  # the caller's thread: Ctrl-C must still stop the host
+        expected = f"{PREFIX}KeyboardInterrupt: "
+        assert error_of(reg.dispatch("ki_timed", {}))["error"] == expected
+        assert error_of(reg.dispatch("ki_async", {}))["error"] == expected
+        for name in ("ki", "ki_timed", "ki_async"):
+            assert error_of(asyncio.run(reg.adispatch(name, {})))["error"] == expected
+        assert reg.dispatch("ki_async", {}) == reg.dispatch("ki_async", {}), "the loop survived"
+
+    def test_a_cancelled_error_from_the_handler_is_its_failure(self, reg: ToolRegistry) -> None:
+        def cancel(args: dict[str, Any]) -> str:
+            raise asyncio.CancelledError()
+
+        reg.register("cancel", "ts", schema(), cancel)
+        for out in both(reg, "cancel", {}):
+            assert error_of(out)["error"] == f"{PREFIX}CancelledError: "
+
+    def test_the_hosts_cancellation_of_adispatch_goes_through(self, reg: ToolRegistry) -> None:
+        started = threading.Event()
+
+        async def forever(args: dict[str, Any]) -> str:
+            started.set()
+            await asyncio.sleep(60)
+            return "never"
+
+        reg.register("forever", "ts", schema(), forever, is_async=True)
+
+        async def main() -> None:
+            task = asyncio.ensure_future(reg.adispatch("forever", {}))
+            while not started.is_set():
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(main())
+
+
+class TestBoundedFailureLogs:
+    def test_a_huge_exception_message_gives_a_bounded_log_line(
+        self, reg: ToolRegistry, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        def huge(args: dict[str, Any]) -> str:
+            raise ValueError("x" * 200_000)
+
+        reg.register("huge", "ts", schema(), huge)
+        with caplog.at_level("DEBUG", logger="toolreg.dispatch"):
+            assert len(error_of(reg.dispatch("huge", {}))["error"]) <= MAX_ERROR_CHARS
+        lines = [record.getMessage() for record in caplog.records]
+        assert any("Tool huge failed: ValueError: xxx" in line for line in lines)
+        assert all(len(line) <= 8 * MAX_ERROR_CHARS + 20 for line in lines)
+        failure = [line for line in lines if line.startswith("Tool huge failed")]
+        assert len(failure[0]) <= MAX_ERROR_CHARS

@@ -43,6 +43,10 @@ def toolreg_pre_tool_call(name, args):
         raise RuntimeError("pre exploded")
     if mode == "slow":
         time.sleep(2)
+    if mode == "exit-pre":
+        raise SystemExit(9)
+    if mode == "unprintable-verdict":
+        return Unprintable()
     if mode == "tamper":
         registry.set_validation(False)
     return None
@@ -53,6 +57,8 @@ def toolreg_post_tool_call(name, args, result):
     CALLS.append(("post", name, result))
     if args.get("mode") == "raise-post":
         raise RuntimeError("post exploded")
+    if args.get("mode") == "exit-post":
+        raise SystemExit(8)
 
 
 @hookimpl
@@ -63,7 +69,19 @@ def toolreg_transform_tool_result(name, args, result):
         return {{"not": "multimodal"}}
     if args.get("mode") == "transform-multimodal":
         return {{"_multimodal": True, "content": [{{"type": "text", "text": result}}]}}
+    if args.get("mode") == "transform-evil-str":
+        return EvilStr("replaced")
     return None
+
+
+class Unprintable:
+    def __str__(self):
+        raise RuntimeError("cannot say why")
+
+
+class EvilStr(str):
+    def __str__(self):
+        raise RuntimeError("str exploded")
 """
 
 
@@ -186,3 +204,35 @@ def test_unknown_hook_name_fails_the_pack(make_package):
     report = PluginHost(ToolRegistry(), parse_config("")).load_all(packs=[record("typo_pack")])
     assert report["typo-pack"].status == "failed"
     assert "toolreg_pre_tool_cal" in report["typo-pack"].reason
+
+
+@pytest.mark.parametrize("mode", ["exit-pre", "exit-post"])
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_hook_calling_sys_exit_blocks_the_call_and_never_exits(hooked, mode, is_async):
+    reg, host, _ = hooked
+    call = asyncio.run(reg.adispatch("echo", {"mode": mode})) if is_async else None
+    result = json.loads(call or reg.dispatch("echo", {"mode": mode}))
+    assert result["error_type"] == "blocked" and "SystemExit" in result["error"]
+    assert host.hook_failures()[-1].error.startswith("SystemExit")
+    assert reg.dispatch("echo", {"x": "still"}) == "echo:still"
+
+
+def test_a_verdict_that_cannot_be_printed_still_blocks(hooked):
+    reg, _, _ = hooked
+    result = json.loads(reg.dispatch("echo", {"mode": "unprintable-verdict"}))
+    assert result["error_type"] == "blocked" and "unprintable" in result["error"]
+
+
+def test_a_transform_returning_a_str_subclass_gives_a_plain_str(hooked):
+    reg, _, _ = hooked
+    out = reg.dispatch("echo", {"mode": "transform-evil-str"})
+    assert type(out) is str and out == "replaced"
+
+
+def test_a_hook_sys_exit_with_no_deadline_never_exits_either(make_package):
+    make_package("inline_exit_pack", HOOKS.format(name="inline_exit_pack"), load=False)
+    reg = ToolRegistry()
+    host = PluginHost(reg, parse_config("[plugins]\nhook_timeout = 0\n"))
+    host.load_all(packs=[record("inline_exit_pack")])
+    result = json.loads(reg.dispatch("echo", {"mode": "exit-pre"}))
+    assert result["error_type"] == "blocked" and "SystemExit: 9" in result["error"]

@@ -260,3 +260,49 @@ def test_example_pack_test_suites_pass(pack_venv, pack, tmp_path):
         capture_output=True, text=True, env=pack_venv.env(), cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_a_pack_that_hangs_at_import_fails_and_the_rest_load(pack_venv, tmp_path):
+    config = write_config(tmp_path, "[plugins]\nimport_timeout = 0.5\n")
+    report = plugins(pack_venv, "toolreg-hang,toolreg-sqlite", config)
+    hang = report["toolreg-hang"]
+    assert hang["status"] == "failed" and "did not finish within 0.5 s" in hang["reason"]
+    assert "import_timeout" in hang["reason"]
+    assert report["toolreg-sqlite"]["status"] == "loaded"
+    doctor = pack_venv.run(
+        "doctor", "--json", "--config", str(config), TOOLREG_PLUGINS="toolreg-hang"
+    )
+    assert json.loads(doctor.stdout)["stuck_calls"]["import"]["stuck"] == 1
+
+
+def test_what_a_timed_out_import_registers_later_is_refused(pack_venv, tmp_path):
+    """The abandoned import runs on; its late registrations stay the pack's, and are refused."""
+    config = write_config(tmp_path, "[plugins]\nimport_timeout = 0.2\n")
+    result = pack_venv.python_json(
+        f"""
+        import json, time
+        import toolreg
+        from toolreg import discover_builtin_tools, load_config, registry, worker_stats
+        discover_builtin_tools()
+        report = toolreg.load_plugins(load_config({str(config)!r}))
+        while worker_stats()["import"]["stuck"]:
+            time.sleep(0.05)
+        rejected = [d.tool for d in registry.decisions() if d.action == "rejected"]
+        print(json.dumps([report.get("toolreg-hang").status, registry.get_owner("terminal"),
+                          registry.get_entry("late_tool") is None, rejected]))
+        """,
+        TOOLREG_PLUGINS="toolreg-hang",
+        HANG_SECONDS="1",
+    )
+    status, terminal_owner, no_late_tool, rejected = result
+    assert (status, terminal_owner, no_late_tool) == ("failed", "builtin", True)
+    assert "late_tool" in rejected
+
+
+def test_a_pack_calling_os_exit_at_import_fails_instead_of_ending_the_command(pack_venv):
+    done = pack_venv.run("plugins", "--json", TOOLREG_PLUGINS="toolreg-exit,toolreg-sqlite")
+    assert done.returncode == 0 and done.stdout, "not a silent exit"
+    report = {item["id"]: item for item in json.loads(done.stdout)}
+    assert report["toolreg-exit"]["status"] == "failed"
+    assert "os._exit(0)" in report["toolreg-exit"]["reason"]
+    assert report["toolreg-sqlite"]["status"] == "loaded"

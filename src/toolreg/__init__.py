@@ -20,6 +20,7 @@ from ._report import PluginOutcome, PluginReport
 from ._result_messages import tool_result_message
 from ._results import is_tool_error, tool_error, tool_result
 from ._toolsets import apply_config, apply_toolset_config
+from ._workers import worker_stats
 from .hookspecs import hookimpl
 
 __version__ = "0.1.0"
@@ -55,4 +56,5 @@ __all__ = [
     "tool_result",
     "tool_result_message",
     "unload_plugin",
+    "worker_stats",
 ]

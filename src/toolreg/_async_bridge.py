@@ -8,9 +8,12 @@ handlers keep loop-bound resources (clients, sessions) across calls.
 
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from ._workers import DeadlineExceeded, WorkerInterrupt
 
 if TYPE_CHECKING:
     import asyncio
@@ -36,17 +39,21 @@ def _background_loop() -> asyncio.AbstractEventLoop:
 
 
 class _HandlerExit(Exception):
-    """Carries a handler's SystemExit across the loop, which would otherwise die of it."""
+    """Carries a handler's SystemExit or KeyboardInterrupt across the loop.
+
+    Either one escaping a task stops the loop running it, and every later
+    call would wait on that dead loop for ever.
+    """
 
 
 async def _contained(coro: Coroutine[Any, Any, T]) -> T:
     try:
         return await coro
-    except SystemExit as exc:
+    except (SystemExit, KeyboardInterrupt) as exc:
         raise _HandlerExit() from exc
 
 
-def _run_in_fresh_thread(coro: Coroutine[Any, Any, T]) -> T:
+def _run_in_fresh_thread(coro: Coroutine[Any, Any, T], timeout: float | None) -> T:
     import asyncio
 
     box: dict[str, Any] = {}
@@ -59,14 +66,22 @@ def _run_in_fresh_thread(coro: Coroutine[Any, Any, T]) -> T:
 
     worker = threading.Thread(target=run, name="toolreg-async-nested", daemon=True)
     worker.start()
-    worker.join()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise DeadlineExceeded()  # its loop runs on, in a daemon thread, until it ends
     if "error" in box:
         raise box["error"]
     return box["value"]
 
 
-def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion and return its result (or raise its exception)."""
+def run_coroutine(coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+    """Run ``coro`` to completion and return its result (or raise its exception).
+
+    With ``timeout``, DeadlineExceeded once that many seconds have passed; the
+    coroutine is cancelled. That holds even when it blocks its loop or ignores
+    its cancellation. A SystemExit or KeyboardInterrupt it raises comes back as
+    WorkerInterrupt: it ran on another thread, so it is never the user's Ctrl-C.
+    """
     import asyncio  # deferred: only a registry with async tools pays for it
 
     try:
@@ -75,8 +90,14 @@ def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
             # another tool, or a host inside its loop): that loop is blocked on
             # us, so waiting on any shared loop could deadlock. A loop of its
             # own is always safe.
-            return _run_in_fresh_thread(_contained(coro))
-        loop = _background_loop()
-        return asyncio.run_coroutine_threadsafe(_contained(coro), loop).result()
+            return _run_in_fresh_thread(_contained(coro), timeout)
+        future = asyncio.run_coroutine_threadsafe(_contained(coro), _background_loop())
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            if future.done():
+                raise  # the coroutine's own TimeoutError
+            future.cancel()  # cancels the task on the loop
+            raise DeadlineExceeded() from None
     except _HandlerExit as exc:
-        raise exc.__cause__ from None  # type: ignore[misc]
+        raise WorkerInterrupt(exc.__cause__) from None  # type: ignore[arg-type]

@@ -5,14 +5,21 @@ tool that blinks out of the definitions mid-conversation makes the model say
 "tool does not exist". So results are cached for 30 s, and a failure within
 60 s of the last success is treated as a flake: the tool stays available, the
 failure is not cached, and the probe runs again next time.
+
+Tools that share a probe share its result: within one read (``checker``) a
+probe runs at most once, even in the grace window when nothing is cached. The
+cache forgets probes no registered tool uses any more, so a server whose every
+state change brings a new probe does not grow it without end.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._entry import CheckFn, ToolEntry
@@ -38,8 +45,13 @@ def _describe(fn: Callable[..., Any]) -> str:
 class Availability:
     """Decides whether a tool can be offered now, and why not."""
 
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, clock: Callable[[], float], live: Callable[[], tuple[int, Iterable[ToolEntry]]]
+    ) -> None:
         self._clock = clock
+        #: The table's generation and entries: which probes are still in use.
+        self._live = live
+        self._pruned_at = -1
         self._lock = threading.Lock()
         self._verdicts: dict[CheckFn, tuple[bool, str, float]] = {}
         self._last_success: dict[CheckFn, float] = {}
@@ -50,7 +62,11 @@ class Availability:
             self._verdicts.clear()
             self._last_success.clear()
 
-    def check(self, entry: ToolEntry) -> Verdict:
+    def checker(self) -> Callable[[ToolEntry], Verdict]:
+        """``check`` for one read: each probe runs at most once in it."""
+        return functools.partial(self.check, seen={})
+
+    def check(self, entry: ToolEntry, seen: dict[CheckFn, Verdict] | None = None) -> Verdict:
         """(available, reason): the reason names what is missing or failed."""
         if entry.requires_env:
             missing = missing_env(entry)
@@ -58,7 +74,15 @@ class Availability:
                 return False, "missing environment variable(s): " + ", ".join(missing)
         if entry.check_fn is None:
             return _AVAILABLE
-        return self.probe(entry.check_fn, entry.name)
+        if seen is None:
+            return self.probe(entry.check_fn, entry.name)
+        try:
+            verdict = seen.get(entry.check_fn)
+        except TypeError:  # unhashable: it cannot be shared
+            return self.probe(entry.check_fn, entry.name)
+        if verdict is None:
+            verdict = seen[entry.check_fn] = self.probe(entry.check_fn, entry.name)
+        return verdict
 
     def probe(self, fn: CheckFn, tool: str) -> Verdict:
         now = self._clock()
@@ -70,6 +94,7 @@ class Availability:
             return cached[0], cached[1]
         ok, reason = self._run(fn, tool)
         with self._lock:
+            self._prune()
             if ok:
                 self._verdicts[fn] = (True, "", now + CACHE_TTL_SECONDS)
                 self._last_success[fn] = now
@@ -87,6 +112,21 @@ class Availability:
                 return _AVAILABLE
             self._verdicts[fn] = (False, reason, now + CACHE_TTL_SECONDS)
             return False, reason
+
+    def _prune(self) -> None:
+        """Forget probes no tool uses any more; at most once per table generation."""
+        generation, entries = self._live()
+        if generation == self._pruned_at:
+            return
+        self._pruned_at = generation
+        live: set[CheckFn] = set()
+        for entry in entries:
+            if entry.check_fn is not None:
+                with contextlib.suppress(TypeError):
+                    live.add(entry.check_fn)
+        for cache in (self._verdicts, self._last_success):
+            for fn in [fn for fn in cache if fn not in live]:
+                del cache[fn]
 
     @staticmethod
     def _run(fn: CheckFn, tool: str) -> Verdict:

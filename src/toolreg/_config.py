@@ -58,6 +58,8 @@ class PluginsConfig:
     entries: Mapping[str, PluginEntryConfig] = field(default_factory=dict)
     #: Seconds a dispatch hook may run before it counts as failed; 0 turns it off.
     hook_timeout: float = 10.0
+    #: Seconds a pack's or local plugin's import may take before it counts as failed; 0: no limit.
+    import_timeout: float = 10.0
     #: Where packs run unless their entry says otherwise: ``"none"`` or ``"process"``.
     isolation: str = "none"
 
@@ -166,6 +168,10 @@ def parse_config(text: str, source: Path | None = None) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(source, "", f"not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ConfigError(
+            source, "", "nested too deeply to read (arrays or inline tables)"
+        ) from None
     reader = Reader(source)
     reader.keys(data, "", {"plugins", "toolsets", "dispatch", "mcp"})
     plugins = reader.table(data, "plugins")
@@ -184,21 +190,13 @@ def parse_config(text: str, source: Path | None = None) -> Config:
 
 def _plugins(reader: Reader, data: dict[str, Any]) -> PluginsConfig:
     reader.keys(
-        data, "plugins", {"enabled", "disabled", "paths", "entries", "hook_timeout", "isolation"}
+        data,
+        "plugins",
+        {"enabled", "disabled", "paths", "entries", "hook_timeout", "import_timeout", "isolation"},
     )
     isolation = _isolation(reader, data, "plugins") or "none"
-    timeout = data.get("hook_timeout", 10.0)
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, (int, float))
-        or not math.isfinite(timeout)
-        or timeout < 0
-    ):
-        raise ConfigError(
-            reader.source,
-            "plugins.hook_timeout",
-            f"expected a number of seconds >= 0, got {timeout!r}",
-        )
+    hook_timeout = _seconds_or_off(reader, data, "hook_timeout")
+    import_timeout = _seconds_or_off(reader, data, "import_timeout")
     enabled = _ids(reader.strings(data, "plugins", "enabled"))
     paths = reader.strings(data, "plugins", "paths") or ()
     base = reader.source.parent if reader.source is not None else Path.cwd()
@@ -227,9 +225,25 @@ def _plugins(reader: Reader, data: dict[str, Any]) -> PluginsConfig:
         disabled=_ids(reader.strings(data, "plugins", "disabled")) or (),
         paths=tuple((base / p).resolve() for p in paths),
         entries=entries,
-        hook_timeout=float(timeout),
+        hook_timeout=hook_timeout,
+        import_timeout=import_timeout,
         isolation=isolation,
     )
+
+
+def _seconds_or_off(reader: Reader, data: dict[str, Any], key: str) -> float:
+    """``plugins.<key>``: seconds >= 0 (0 turns the deadline off), 10 when absent."""
+    timeout = data.get(key, 10.0)
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout < 0
+    ):
+        raise ConfigError(
+            reader.source, f"plugins.{key}", f"expected a number of seconds >= 0, got {timeout!r}"
+        )
+    return float(timeout)
 
 
 def _entry(reader: Reader, data: dict[str, Any], key: str) -> PluginEntryConfig:

@@ -14,10 +14,10 @@ import json
 import logging
 import marshal
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._availability import Availability
+from ._availability import Availability, Verdict
 from ._entry import ToolEntry
 from ._formats import Formatter, get_formatter
 from ._schemas import check_parameters, parameters_of
@@ -135,11 +135,11 @@ class DefinitionsMixin:
         names_key = None if tool_names is None else frozenset(tool_names)
         key = (names_key, format, generation)
         memo = self._memo.get(key)
-        if memo is not None:
-            check = self._availability.check
-            if tuple([check(entry)[0] for entry in memo.gated]) == memo.verdicts:
-                return memo
-        memo = self._build(tools, names_key, format)
+        # One read: tools that share a probe share one run of it.
+        check = self._availability.checker()
+        if memo is not None and tuple([check(e)[0] for e in memo.gated]) == memo.verdicts:
+            return memo
+        memo = self._build(tools, names_key, format, check)
         with self._memo_lock:
             if len(self._memo) >= _MEMO_LIMIT:
                 self._memo.clear()
@@ -147,7 +147,11 @@ class DefinitionsMixin:
         return memo
 
     def _build(
-        self, tools: dict[str, ToolEntry], names_key: frozenset[str] | None, format: str
+        self,
+        tools: dict[str, ToolEntry],
+        names_key: frozenset[str] | None,
+        format: str,
+        check: Callable[[ToolEntry], Verdict],
     ) -> _Memo:
         formatter = get_formatter(format)
         if names_key is None:
@@ -156,7 +160,7 @@ class DefinitionsMixin:
             names = sorted(name for name in names_key if name in tools)
         entries = [tools[name] for name in names]
         gated = tuple(e for e in entries if e.check_fn is not None or e.requires_env)
-        verdicts = tuple(self._availability.check(entry)[0] for entry in gated)
+        verdicts = tuple(check(entry)[0] for entry in gated)
         unavailable = {entry.name for entry, ok in zip(gated, verdicts, strict=True) if not ok}
         definitions: list[dict[str, Any]] = []
         dynamic: list[tuple[int, ToolEntry]] = []

@@ -14,7 +14,8 @@ from __future__ import annotations
 import copy
 import json
 from typing import Any
-from urllib.parse import unquote
+
+from ._schema_limits import resolve_pointer
 
 # Schema fields copied as they are: everything in Gemini's Schema message that
 # needs no rewriting. Any other keyword is dropped.
@@ -135,31 +136,13 @@ class _Normaliser:
 
     def _ref(self, node: dict[str, Any], refs: tuple[str, ...]) -> dict[str, Any]:
         ref = node["$ref"]
-        target = None if ref in refs else _resolve(self.root, ref)
+        target = None if ref in refs else resolve_pointer(self.root, ref)
         base = copy.deepcopy(_OPAQUE) if target is None else self.schema(target, (*refs, ref))
         siblings = {key: value for key, value in node.items() if key != "$ref"}
         if not siblings:
             return base
         # Keywords beside a $ref (often a description) describe this use: they win.
         return _merge(base, self.schema(siblings, refs))
-
-
-def _resolve(root: dict[str, Any], ref: str) -> Any:
-    """The target of a local JSON pointer (``#/$defs/Name``), or None."""
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return None  # a remote or anchor ref: nothing here to inline
-    node: Any = root
-    for token in ref[2:].split("/"):
-        token = unquote(token).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

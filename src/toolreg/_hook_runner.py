@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._results import describe_exception, is_multimodal, tool_error
-from ._timeouts import DeadlineExceeded, run_with_deadline
+from ._results import clip, describe_exception, log_failure, plain_result, printable, tool_error
+from ._workers import HOOK_POOL, DeadlineExceeded
 
 logger = logging.getLogger("toolreg.hooks")
 
@@ -84,12 +84,13 @@ class HookRunner:
         for impl in self.pre:
             try:
                 verdict = self._run(impl, kwargs)
-            except Exception as exc:
+                message = None if verdict is None else _block_message(verdict)
+            except KeyboardInterrupt:
+                raise  # Ctrl-C, when hooks run inline on the caller's thread
+            except BaseException as exc:  # SystemExit included: fail closed, never exit
                 return self._failed(impl, "toolreg_pre_tool_call", name, exc)
-            if verdict is None:
-                continue
-            message = _block_message(verdict)
             if message is not None:
+                message = clip(message)
                 logger.info("Call to %s blocked by %s: %s", name, impl.plugin_id, message)
                 return message
         return None
@@ -99,7 +100,9 @@ class HookRunner:
         for impl in self.post:
             try:
                 self._run(impl, kwargs)
-            except Exception as exc:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
                 return tool_error(
                     self._failed(impl, "toolreg_post_tool_call", name, exc),
                     error_type="blocked",
@@ -108,21 +111,24 @@ class HookRunner:
         for impl in self.transform:
             try:
                 replacement = self._run(impl, kwargs)
-            except Exception as exc:
+                plain = None if replacement is None else plain_result(replacement)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
                 return tool_error(
                     self._failed(impl, "toolreg_transform_tool_result", name, exc),
                     error_type="blocked",
                     tool=name,
                 )
             if replacement is not None:
-                if not (isinstance(replacement, str) or is_multimodal(replacement)):
+                if plain is None:
                     return tool_error(
                         f"Hook toolreg_transform_tool_result of plugin {impl.plugin_id} "
                         f"returned {type(replacement).__name__}, not a str or a multimodal dict",
                         error_type="blocked",
                         tool=name,
                     )
-                return replacement
+                return plain
         return result
 
     # -- internals --------------------------------------------------------------
@@ -131,20 +137,21 @@ class HookRunner:
         if not self.timeout:
             return impl.call(kwargs)
         try:
-            return run_with_deadline(self.timeout, impl.call, kwargs)
-        except DeadlineExceeded:
+            return HOOK_POOL.run(self.timeout, impl.call, kwargs)
+        except DeadlineExceeded as exc:
+            if not exc.started:
+                raise HookTimeout(
+                    f"did not start within {self.timeout:g}s: every hook worker was busy"
+                ) from None
             raise HookTimeout(f"did not finish within {self.timeout:g}s") from None
 
-    def _failed(self, impl: HookImpl, hook: str, tool: str, exc: Exception) -> str:
-        error = describe_exception(exc)
+    def _failed(self, impl: HookImpl, hook: str, tool: str, exc: BaseException) -> str:
+        error = clip(describe_exception(exc))
         self.failures.append(HookFailure(impl.plugin_id, hook, tool, error))
-        logger.error(
-            "Hook %s of plugin %s failed on %s (call blocked): %s",
-            hook,
-            impl.plugin_id,
-            tool,
-            error,
-            exc_info=logger.isEnabledFor(logging.DEBUG),
+        log_failure(
+            logger,
+            f"Hook {hook} of plugin {impl.plugin_id} failed on {tool} (call blocked): {error}",
+            exc,
         )
         return f"Call to {tool} blocked: hook {hook} of plugin {impl.plugin_id} failed ({error})"
 
@@ -152,13 +159,13 @@ class HookRunner:
 def _block_message(verdict: Any) -> str | None:
     """A pre-call hook's answer as a block message, or None to allow."""
     if isinstance(verdict, str):
-        return verdict
+        return str.__str__(verdict)
     if isinstance(verdict, Mapping):
         if verdict.get("block", True) is False:
             return None
-        return str(verdict.get("message") or "Blocked by a plugin")
+        return printable(verdict.get("message") or "Blocked by a plugin")
     if verdict is False:
         return "Blocked by a plugin"
     if verdict is True:
         return None
-    return str(verdict)
+    return printable(verdict)

@@ -37,6 +37,7 @@ from ._decisions import Decision
 from ._dist_info import InstalledSources, installed_sources
 from ._entrypoints import PackRecord, find_packs
 from ._hook_runner import HookFailure, HookImpl, HookRunner
+from ._import_guard import ImportTimeout, import_with_deadline
 from ._local_plugins import LocalPlugin, find_local_plugins, import_local
 from ._registry import ToolRegistry
 from ._report import PluginOutcome, PluginReport
@@ -208,6 +209,7 @@ class PluginHost:
         settings = self.config.plugins.entry(plugin_id)
         since = self.registry.last_decision_seq
         objects: list[Any] = []
+        bindings: list[tuple[str, Any, Any]] = []
         try:
             for namespace in namespaces:
                 # The pack is the files its RECORD lists; an editable install's
@@ -218,6 +220,7 @@ class PluginHost:
                     files, paths = sources.files, []
                 else:
                     files, paths = (sources.files if sources else ()), None
+                bindings.append((namespace, files, paths))
                 self.registry.register_plugin_override_policy(
                     namespace,
                     settings.allow_tool_override,
@@ -231,11 +234,8 @@ class PluginHost:
             _purge_modules(namespaces)
             with _registry_as_singleton(self.registry):
                 for index, target in enumerate(targets):
-                    obj = (
-                        import_local(target)
-                        if isinstance(target, LocalPlugin)
-                        else (_import_target(target))
-                    )
+                    load = import_local if isinstance(target, LocalPlugin) else _import_target
+                    obj = import_with_deadline(self.config.plugins.import_timeout, load, target)
                     if self.pm.is_registered(obj):
                         continue  # two entry points naming one module
                     self.pm.register(obj, name=f"{plugin_id}#{index}")
@@ -250,6 +250,17 @@ class PluginHost:
                 )
         except (Exception, SystemExit) as exc:  # a pack calling exit() must not end the host
             self._deactivate(plugin_id, namespaces, objects)
+            if isinstance(exc, ImportTimeout):
+                # Its import runs on: whatever it registers later stays its own, and is refused.
+                for namespace, files, paths in bindings:
+                    self.registry.register_plugin_override_policy(
+                        namespace,
+                        False,
+                        plugin_id=plugin_id,
+                        paths=paths,
+                        tool_patterns=(),
+                        files=files,
+                    )
             self._fail(outcome, exc)
             return False
         self._summarise(outcome, since)

@@ -8,12 +8,13 @@ embedders that want isolation create their own ``ToolRegistry()``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._availability import Availability, Verdict
 from ._definitions import DefinitionsMixin
 from ._dispatch import DispatchMixin
+from ._entry import ToolEntry
 from ._table import ToolTable
 
 
@@ -24,7 +25,7 @@ class ToolRegistry(DispatchMixin, DefinitionsMixin, ToolTable):
         self, *, clock: Callable[[], float] = time.monotonic, decision_log_size: int = 1000
     ) -> None:
         ToolTable.__init__(self, decision_log_size=decision_log_size)
-        self._availability = Availability(clock)
+        self._availability = Availability(clock, self._live_entries)
         self._init_definitions()
         self._init_dispatch()
 
@@ -53,37 +54,56 @@ class ToolRegistry(DispatchMixin, DefinitionsMixin, ToolTable):
         """Forget cached check_fn results, so the next read probes afresh."""
         self._availability.invalidate()
 
+    def _live_entries(self) -> tuple[int, Iterable[ToolEntry]]:
+        return self._generation, self._tools.values()
+
     def is_toolset_available(self, toolset: str) -> bool:
         """True when the toolset (or alias) has at least one available tool."""
+        tools, check = self._tools, self._availability.checker()
         names = self.get_tool_names_for_toolset(toolset)
-        return any(self.availability(name)[0] for name in names)
+        return any(check(tools[name])[0] for name in names if name in tools)
 
     def check_toolset_requirements(self) -> dict[str, bool]:
         """``{toolset: available}`` for every toolset."""
-        return {ts: self.is_toolset_available(ts) for ts in self.get_toolsets()}
+        check = self._availability.checker()
+        return {
+            toolset: any(check(entry)[0] for entry in entries)
+            for toolset, entries in _by_toolset(self._tools).items()
+        }
 
     def get_available_toolsets(self) -> dict[str, dict[str, Any]]:
-        """Per toolset: available, its tools, what they require, and why not."""
+        """Per toolset: available, its tools, what they require, and why not.
+
+        Built from one snapshot of the table: a toolset removed meanwhile is
+        either reported whole or not at all.
+        """
+        check = self._availability.checker()
         report: dict[str, dict[str, Any]] = {}
-        for toolset in self.get_toolsets():
-            tools = self.get_tool_names_for_toolset(toolset)
-            verdicts = {name: self.availability(name) for name in tools}
+        for toolset, entries in _by_toolset(self._tools).items():
+            verdicts = {entry.name: check(entry) for entry in entries}
             requirements: list[str] = []
-            for name in tools:
-                entry = self._tools.get(name)
-                if entry is not None:
-                    requirements.extend(
-                        f"{var} environment variable"
-                        for var in entry.requires_env
-                        if f"{var} environment variable" not in requirements
-                    )
+            for entry in entries:
+                requirements.extend(
+                    f"{var} environment variable"
+                    for var in entry.requires_env
+                    if f"{var} environment variable" not in requirements
+                )
             report[toolset] = {
                 "available": any(ok for ok, _ in verdicts.values()),
-                "tools": tools,
+                "tools": list(verdicts),
                 "requirements": requirements,
                 "unavailable": {name: why for name, (ok, why) in verdicts.items() if not ok},
             }
         return report
+
+
+def _by_toolset(tools: dict[str, ToolEntry]) -> dict[str, list[ToolEntry]]:
+    """One published table's entries by toolset, both sorted by name."""
+    grouped: dict[str, list[ToolEntry]] = {}
+    for name in sorted(tools):
+        entry = tools[name]
+        grouped.setdefault(entry.toolset, []).append(entry)
+    return dict(sorted(grouped.items()))
 
 
 #: The process-wide registry.

@@ -11,6 +11,8 @@ import json
 import re
 from typing import Any
 
+from ._schema_limits import check_validatable
+
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -42,7 +44,7 @@ def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> No
         check_parameters(name, schema["parameters"])
     try:
         json.dumps(schema)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise ValueError(f"Tool {name!r}: schema is not JSON-serialisable: {exc}") from None
 
 
@@ -80,6 +82,7 @@ def check_parameters(name: str, parameters: Any) -> None:
         raise ValueError(
             f"Tool {name!r}: schema 'parameters.required' names undeclared properties: {missing}"
         )
+    check_validatable(name, parameters)
 
 
 def parameters_of(schema: dict[str, Any]) -> dict[str, Any]:

@@ -23,13 +23,16 @@ import fastjsonschema
 
 from ._bounded_regex import BoundedPattern, RegexTimeout, time_budget
 from ._entry import ToolEntry
-from ._results import tool_error
+from ._results import describe_exception, tool_error
+from ._schema_limits import check_validatable
 from ._schemas import parameters_of
 
 logger = logging.getLogger("toolreg.validation")
 
 #: Returns None when the arguments are fine, else the tool_error for the model.
 Checker = Callable[[Any], "str | None"]
+
+TOO_DEEP = "the arguments are nested too deeply. Send a flatter JSON object."
 
 #: What all the regular expressions of one call's validation may take together.
 REGEX_SECONDS = 1.0
@@ -50,6 +53,9 @@ def compile_checker(entry: ToolEntry) -> Checker | None:
     if set(schema) <= {"type", "properties", "description", "title"} and not schema["properties"]:
         return None  # accepts any object; dispatch's own dict check covers it
     try:
+        # Checked at registration too; again here because the registry keeps the
+        # caller's dict, and a remote $ref would be fetched by the compiler.
+        check_validatable(entry.name, schema)
         _refuse_outside_refs(schema)
         _probe_compile_time_matches(schema)
         # use_default=False: validation must never write defaults into the
@@ -68,9 +74,21 @@ def compile_checker(entry: ToolEntry) -> Checker | None:
     def check(args: Any) -> str | None:
         try:
             validate(args)
+            return None
         except fastjsonschema.JsonSchemaValueException as exc:
-            return invalid_arguments(name, explain(exc))
-        return None
+            problem = exc
+        except RecursionError:  # a recursive schema, and arguments nested deeper than Python goes
+            return invalid_arguments(name, TOO_DEEP)
+        except RegexTimeout:
+            raise  # the budget's own verdict, said below
+        except Exception as exc:  # arguments the validator itself chokes on (odd subclasses)
+            return invalid_arguments(
+                name, f"the arguments could not be checked ({describe_exception(exc)})"
+            )
+        try:
+            return invalid_arguments(name, explain(problem))
+        except Exception:  # explaining reads the arguments again; they may still misbehave
+            return invalid_arguments(name, f"they break JSON Schema rule {problem.rule!r}")
 
     if not bounded:
         return check  # no regular expression: no budget to open on every call
@@ -202,3 +220,5 @@ def parse_json_args(tool: str, text: str) -> tuple[Any, str | None]:
         return None, invalid_arguments(
             tool, f"not valid JSON ({exc}). Send the arguments as a JSON object."
         )
+    except RecursionError:
+        return None, invalid_arguments(tool, TOO_DEEP)

@@ -24,6 +24,7 @@ from toolreg import (
     load_plugins,
     registry,
     start_mcp,
+    worker_stats,
 )
 
 from . import _render
@@ -182,6 +183,8 @@ def parse_tool_args(text: str) -> dict[str, Any]:
         value = json.loads(text)
     except ValueError as exc:
         raise CliError(f"{source} is not valid JSON: {exc}", EXIT_USAGE) from None
+    except RecursionError:
+        raise CliError(f"{source} is nested too deeply to parse", EXIT_USAGE) from None
     if not isinstance(value, dict):
         raise CliError(
             f'{source} must be a JSON object such as {{"path": "a.txt"}}, got {_json_kind(value)}',
@@ -237,6 +240,8 @@ def doctor_report() -> dict[str, Any]:
         "mcp_servers": _mcp_servers(),
         "caches": get_cache_problems(),
         "warnings": workspace_warnings(),
+        # Calls abandoned at their deadline and still running, per worker pool.
+        "stuck_calls": worker_stats(),
     }
 
 

@@ -59,9 +59,11 @@ def doctor_report(report: dict[str, Any]) -> str:
     plugins = report.get("plugin_failures", [])
     hooks = report.get("hook_failures", [])
     mcp = [s for s in report.get("mcp_servers", []) if s["state"] not in ("connected", "disabled")]
+    stuck = {pool: s for pool, s in report.get("stuck_calls", {}).items() if s["stuck"]}
     caches = report.get("caches", [])
     warnings = report.get("warnings", [])
-    if not (failures or unavailable or rejected or plugins or hooks or mcp or caches or warnings):
+    problems = (failures, unavailable, rejected, plugins, hooks, mcp, caches, warnings, stuck)
+    if not any(problems):
         lines.append("No problems found.")
         return "\n".join(lines)
 
@@ -94,6 +96,9 @@ def doctor_report(report: dict[str, Any]) -> str:
     if warnings:
         lines += ["", f"Warnings ({len(warnings)}):"]
         lines += [f"  {w}" for w in warnings]
+    if stuck:
+        lines += ["", "Calls still running past their deadline (abandoned, holding a worker):"]
+        lines += [f"  {pool}: {s['stuck']} of {s['size']} workers" for pool, s in stuck.items()]
     return "\n".join(lines)
 
 

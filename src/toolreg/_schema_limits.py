@@ -1,0 +1,171 @@
+"""Schemas dispatch can always validate: bounded depth, local refs only, no ref loops.
+
+Argument validation compiles each tool's ``parameters`` to Python code, and
+walks ``$ref`` as it goes. Three kinds of schema break that, and an upstream
+MCP server can send any of them:
+
+- nesting deep enough to exceed Python's own limits (nested blocks,
+  recursion) while compiling or checking;
+- a ``$ref`` that is not a local JSON pointer: the validator would fetch it
+  over the network;
+- a ``$ref`` loop that never reaches the data (``{"$ref": "#/properties/a"}``
+  as property ``a`` itself, or ``allOf: [{"$ref": "#"}]``): checking any call
+  would recurse forever.
+
+``check_validatable`` refuses these at registration, with the tool's name. A
+``$ref`` that recurses *through* the data (a tree: ``items: {"$ref": "#"}``)
+is fine: each step consumes one level of the arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import unquote
+
+#: Deepest nesting of subschemas in ``parameters`` (``contains`` counts twice:
+#: the validator spends two nested blocks on it). Providers accept far less.
+MAX_SCHEMA_DEPTH = 16
+
+# Keywords whose value is one subschema, a list of them, or a name -> subschema map.
+_ONE = ("additionalProperties", "additionalItems", "propertyNames", "not", "if", "then", "else")
+_ONE += ("unevaluatedProperties", "unevaluatedItems")
+_MANY = ("allOf", "anyOf", "oneOf", "prefixItems")
+_MAP = ("properties", "patternProperties", "dependentSchemas", "definitions", "$defs")
+#: Keywords that apply their subschemas to the same value, not to a part of it.
+_SAME_VALUE = frozenset(("allOf", "anyOf", "oneOf", "not", "if", "then", "else"))
+_SAME_VALUE |= {"dependentSchemas", "dependencies"}
+_WEIGHT = {"contains": 2}
+
+
+def _children(schema: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """(keyword, pointer step, subschema) for every subschema directly under ``schema``."""
+    for key in _ONE:
+        if key in schema:
+            yield key, key, schema[key]
+    for key in _MANY:
+        value = schema.get(key)
+        if isinstance(value, list):
+            for index, sub in enumerate(value):
+                yield key, f"{key}/{index}", sub
+    for key in _MAP:
+        value = schema.get(key)
+        if isinstance(value, dict):
+            for name, sub in value.items():
+                yield key, f"{key}/{_escape(name)}", sub
+    items = schema.get("items")
+    if isinstance(items, list):
+        for index, sub in enumerate(items):
+            yield "items", f"items/{index}", sub
+    elif items is not None:
+        yield "items", "items", items
+    if "contains" in schema:
+        yield "contains", "contains", schema["contains"]
+    dependencies = schema.get("dependencies")
+    if isinstance(dependencies, dict):
+        for name, sub in dependencies.items():
+            if isinstance(sub, dict):  # a list of names is not a schema
+                yield "dependencies", f"dependencies/{_escape(name)}", sub
+
+
+def _escape(name: Any) -> str:
+    return str(name).replace("~", "~0").replace("/", "~1")
+
+
+def resolve_pointer(root: dict[str, Any], ref: str) -> Any:
+    """The target of a local JSON pointer (``#/$defs/Name``), or None."""
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        return None  # a remote or anchor ref: nothing here to follow
+    node: Any = root
+    for token in ref[2:].split("/"):
+        token = unquote(token).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
+
+
+def check_validatable(name: str, parameters: dict[str, Any]) -> None:
+    """Raise ValueError, naming the tool, for parameters dispatch could not validate."""
+    # Iterative, so that a schema nested 100,000 deep is refused, not a RecursionError.
+    same_value: dict[int, list[dict[str, Any]]] = {}
+    deepest: dict[int, int] = {}
+    stack: list[tuple[Any, str, int]] = [(parameters, "#", 0)]
+    while stack:
+        schema, where, depth = stack.pop()
+        if not isinstance(schema, dict) or deepest.get(id(schema), -1) >= depth:
+            continue  # booleans and malformed parts are the validator's own concern
+        if depth > MAX_SCHEMA_DEPTH:
+            raise ValueError(
+                f"Tool {name!r}: schema 'parameters' is nested too deeply at {where} "
+                f"(more than {MAX_SCHEMA_DEPTH} levels)"
+            )
+        first_visit = id(schema) not in deepest
+        deepest[id(schema)] = depth
+        for keyword, step, sub in _children(schema):
+            stack.append((sub, f"{where}/{step}", depth + _WEIGHT.get(keyword, 1)))
+        if not first_visit:
+            continue
+        targets = same_value.setdefault(id(schema), [])
+        for keyword, _, sub in _children(schema):
+            if keyword in _SAME_VALUE and isinstance(sub, dict):
+                targets.append(sub)
+        if "$ref" in schema:
+            target = _ref_target(name, parameters, schema["$ref"], where)
+            targets.append(target)
+            # The validator compiles a ref's target on its own: walk it from there.
+            stack.append((target, schema["$ref"], 0))
+    _refuse_loops(name, same_value)
+
+
+def _ref_target(name: str, root: dict[str, Any], ref: Any, where: str) -> dict[str, Any]:
+    if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
+        raise ValueError(
+            f"Tool {name!r}: schema 'parameters' has $ref {ref!r} at {where}; only local "
+            "references ('#' or '#/...') are allowed, schemas are never fetched"
+        )
+    target = resolve_pointer(root, ref)
+    if target is None:
+        raise ValueError(
+            f"Tool {name!r}: schema 'parameters' has $ref {ref!r} at {where}, "
+            "which names nothing in the schema"
+        )
+    if not isinstance(target, dict):
+        raise ValueError(
+            f"Tool {name!r}: schema 'parameters' has $ref {ref!r} at {where}, "
+            "which does not name a schema"
+        )
+    return target
+
+
+def _refuse_loops(name: str, same_value: dict[int, list[dict[str, Any]]]) -> None:
+    """A cycle of same-value steps means validating any call never ends."""
+    done: set[int] = set()
+    for start in same_value:
+        if start in done:
+            continue
+        # Depth-first with an explicit stack; "open" holds the current path.
+        open_: set[int] = {start}
+        path: list[tuple[int, Iterator[dict[str, Any]]]] = [(start, iter(same_value[start]))]
+        while path:
+            node, pending = path[-1]
+            nxt = next(pending, None)
+            if nxt is None:
+                path.pop()
+                open_.discard(node)
+                done.add(node)
+                continue
+            key = id(nxt)
+            if key in open_:
+                raise ValueError(
+                    f"Tool {name!r}: schema 'parameters' has a $ref loop that never reaches "
+                    "the arguments (a schema that refers to itself), so no call could be checked"
+                )
+            if key not in done:
+                open_.add(key)
+                path.append((key, iter(same_value.get(key, ()))))
