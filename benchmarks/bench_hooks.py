@@ -27,8 +27,8 @@ from pathlib import Path
 from bench_core import FULL, QUICK, Result, print_table, time_statements
 
 from toolreg import ToolRegistry, parse_config, tool_result
-from toolreg._entrypoints import PackRecord
-from toolreg._plugins import PluginHost
+from toolreg._discovery.entrypoints import PackRecord
+from toolreg._loaders.plugins import PluginHost
 
 PLAIN = """
 from toolreg import registry

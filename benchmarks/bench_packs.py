@@ -11,7 +11,7 @@ dist-info, as in a real site-packages. The floor is
 ``sys.path`` set to just that dir, since ``entry_points()`` takes no path. Rows:
 
 - warm / cold ``find_packs(path=[site])`` in this process (imports done);
-- the same in a fresh interpreter, timing ``import toolreg._entrypoints`` plus
+- the same in a fresh interpreter, timing ``import toolreg._discovery.entrypoints`` plus
   the call against ``import importlib.metadata`` plus the floor call. Both
   children import ``toolreg`` first, untimed, as a host would anyway.
 
@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 
 from bench_core import Result, print_table, run_case, time_calls, time_statements, write_json
 
-from toolreg._entrypoints import CACHE_FILE_NAME, GROUP, find_packs
+from toolreg._discovery.entrypoints import CACHE_FILE_NAME, GROUP, find_packs
 
 PACKS, OTHERS = 50, 150
 
@@ -127,7 +127,7 @@ if variant == "floor":
     n = len(importlib.metadata.entry_points(group="toolreg.tools"))
     sys.path[:] = saved
 else:
-    from toolreg._entrypoints import find_packs
+    from toolreg._discovery.entrypoints import find_packs
     n = len(find_packs(path=[site]))
 print((time.perf_counter() - start) * 1e9, n)
 """

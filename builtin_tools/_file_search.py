@@ -20,7 +20,7 @@ from typing import Any
 import regex
 
 from toolreg import tool_error, tool_result
-from toolreg._bounded_regex import RegexTimeout, time_budget
+from toolreg._contract.bounded_regex import RegexTimeout, time_budget
 
 from ._common import guarded, int_arg, str_arg
 from ._file_ops import SNIFF_BYTES, clip_line, is_binary

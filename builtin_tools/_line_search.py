@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import regex
 
-from toolreg._bounded_regex import BoundedPattern
+from toolreg._contract.bounded_regex import BoundedPattern
 
 _LEADING_FLAGS = re.compile(r"\(\?[aimsu]+\)")
 # Deliberately coarse: a false alarm only costs speed (e.g. an escaped "\(?").

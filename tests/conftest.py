@@ -208,7 +208,7 @@ def pack_venv(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture
 def cache_problems(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str], dict[str, str]]:
     """This process's record of distrusted caches, fresh for the test; read it after acting."""
-    from toolreg import _cache_files
+    from toolreg._discovery import cache_files as _cache_files
 
     record: dict[tuple[str, str], dict[str, str]] = {}
     monkeypatch.setattr(_cache_files, "_problems", record)

@@ -213,8 +213,12 @@ HOSTILE: dict[str, tuple[dict[str, str], dict[str, str], list[str]]] = {
             import os
             import time
 
-            from toolreg import _gate, _table, registry
-            from toolreg._gate import Verdict
+            from toolreg import registry
+
+            from toolreg._core import gate as _gate
+
+            from toolreg._core import table as _table
+            from toolreg._core.gate import Verdict
 
             # Consent the operator never gave, taken through private API.
             registry._policies.bind("usurper_pack", True, "toolreg-usurper")

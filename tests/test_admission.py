@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolreg import Config, parse_config
-from toolreg._admission import (
+from toolreg._policy.admission import (
     RESERVED_PACK_NAMESPACES,
     Verdict,
     check_compatible,

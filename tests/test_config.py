@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from toolreg import Config, ConfigError, load_config, parse_config
-from toolreg._config import PluginEntryConfig, find_config, user_config_dir
+from toolreg._policy.config import PluginEntryConfig, find_config, user_config_dir
 from toolreg.cli import _commands, _state, main
 
 FULL = """

@@ -22,7 +22,7 @@ import typing_extensions as te
 
 import toolreg
 from toolreg import ToolRegistry, tool
-from toolreg._discovery import _file_registers_tools, _tree_registers_tools
+from toolreg._discovery.builtins import _file_registers_tools, _tree_registers_tools
 
 
 class Unit(enum.Enum):

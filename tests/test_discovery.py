@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from toolreg import _discovery, discover_builtin_tools, get_discovery_failures, registry
+from toolreg import discover_builtin_tools, get_discovery_failures, registry
+from toolreg._discovery import builtins as _discovery
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

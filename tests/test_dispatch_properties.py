@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from conftest import BadName, EvilDict, EvilStr, WeirdClass
 from toolreg import ToolRegistry
-from toolreg._schema_limits import MAX_SCHEMA_DEPTH
+from toolreg._contract.schema_limits import MAX_SCHEMA_DEPTH
 
 PROPERTY_SETTINGS = settings(
     max_examples=200,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pluggy
 
 import toolreg
-from toolreg._dist_info import installed_sources
+from toolreg._discovery.dist_info import installed_sources
 
 
 def dist_info(name: str) -> str:

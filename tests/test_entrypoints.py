@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from toolreg._dist_info import read_dist_info, requires_toolreg
-from toolreg._entrypoints import CACHE_FILE_NAME, GROUP, PackRecord, find_packs
+from toolreg._discovery.dist_info import read_dist_info, requires_toolreg
+from toolreg._discovery.entrypoints import CACHE_FILE_NAME, GROUP, PackRecord, find_packs
 
 
 @pytest.fixture(autouse=True)
@@ -430,7 +430,7 @@ WARM_PROBE = textwrap.dedent(
     import json, sys
     opened = []
     sys.addaudithook(lambda event, args: event == "open" and opened.append(str(args[0])))
-    from toolreg._entrypoints import find_packs
+    from toolreg._discovery.entrypoints import find_packs
     before = set(sys.modules)
     del opened[:]
     packs = find_packs(path=[sys.argv[1]])

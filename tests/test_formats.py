@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 
 from toolreg import ToolRegistry, registry
-from toolreg._formats import FORMATS, get_formatter
+from toolreg._contract.formats import FORMATS, get_formatter
 from toolreg.cli import main
 from toolreg.cli._app import FORMATS as CLI_FORMATS
 

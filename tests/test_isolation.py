@@ -67,7 +67,8 @@ def test_isolated_pack_cannot_take_consent(pack_venv, tmp_path):
         pack_venv,
         config,
         """
-from toolreg import _gate, _table
+from toolreg._core import gate as _gate
+from toolreg._core import table as _table
 out['owner'] = registry.get_owner('terminal')
 out['terminal'] = json.loads(registry.dispatch('terminal', {'command': 'echo builtin'}))
 out['whoami'] = json.loads(registry.dispatch('whoami', {}))

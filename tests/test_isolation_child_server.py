@@ -9,9 +9,9 @@ import pytest
 pytest.importorskip("mcp")
 
 from toolreg import PluginOutcome, is_tool_error  # noqa: E402
-from toolreg._hook_runner import HookImpl, HookRunner  # noqa: E402
-from toolreg._isolation.child_server import PackServer, StagingRegistry  # noqa: E402
-from toolreg._isolation.wire import read_listing  # noqa: E402
+from toolreg._loaders.hook_runner import HookImpl, HookRunner  # noqa: E402
+from toolreg._loaders.isolated_child_server import PackServer, StagingRegistry  # noqa: E402
+from toolreg._loaders.isolated_wire import read_listing  # noqa: E402
 
 SCHEMA = {"parameters": {"type": "object", "properties": {}}}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from toolreg._isolation.environment import child_environment, keep_only, workspace
+from toolreg._loaders.isolated_environment import child_environment, keep_only, workspace
 
 
 def test_only_the_minimal_set_and_the_listed_names_pass(tmp_path):

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from toolreg import PluginOutcome, tool_error
-from toolreg._entrypoints import PackRecord
-from toolreg._isolation.link import unwrap
-from toolreg._isolation.wire import (
+from toolreg._discovery.entrypoints import PackRecord
+from toolreg._loaders.isolated_link import unwrap
+from toolreg._loaders.isolated_wire import (
     META_OUTCOME,
     PACK_ENTRY,
     PackSpec,

@@ -15,8 +15,8 @@ import sys
 import pytest
 
 from toolreg import ToolRegistry, parse_config
-from toolreg._entrypoints import PackRecord
-from toolreg._plugins import PluginHost
+from toolreg._discovery.entrypoints import PackRecord
+from toolreg._loaders.plugins import PluginHost
 
 HOOKS = """
 import time

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from toolreg import _cache_files, _discovery, _scan_cache, discover_builtin_tools, registry
+from toolreg import discover_builtin_tools, registry
+from toolreg._discovery import builtins as _discovery
+from toolreg._discovery import cache_files as _cache_files
+from toolreg._discovery import scan_cache as _scan_cache
 
 TOOL_SRC = """\
 from toolreg import registry
@@ -302,7 +305,7 @@ def test_forged_registers_nothing_cannot_hide_a_tool_module(
 def test_forged_registers_nothing_cannot_hide_a_local_plugin(
     tmp_path: Path, cache_dir: Path, cache_problems: dict
 ) -> None:
-    from toolreg._local_plugins import find_local_plugins
+    from toolreg._discovery.local_plugins import find_local_plugins
 
     folder = tmp_path / "plugins"
     folder.mkdir()

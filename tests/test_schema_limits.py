@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from toolreg import ToolRegistry
-from toolreg._schema_limits import MAX_SCHEMA_DEPTH, check_validatable
+from toolreg._contract.schema_limits import MAX_SCHEMA_DEPTH, check_validatable
 
 
 def nested(levels: int, keyword: str = "properties") -> dict[str, Any]:

@@ -26,8 +26,8 @@ import pytest
 import typing_extensions as te
 from pydantic import Field
 
-from toolreg._signature_schema import function_schema
-from toolreg._type_schema import strip_titles
+from toolreg._authoring.signature_schema import function_schema
+from toolreg._authoring.type_schema import strip_titles
 
 
 class Color(enum.Enum):

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import REDOS_PATTERN, REDOS_TEXT, counting_thread
 from toolreg import ToolRegistry, parse_config
-from toolreg import _validation as validation
-from toolreg._toolsets import apply_config
+from toolreg._contract import validation as validation
+from toolreg._policy.toolsets import apply_config
 
 PARAMS = {
     "type": "object",

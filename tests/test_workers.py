@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from toolreg import ToolRegistry, worker_stats
-from toolreg._hook_runner import HookImpl, HookRunner
-from toolreg._workers import TOOL_POOL, DeadlineExceeded, NoCapacity, WorkerPool
+from toolreg._core.workers import TOOL_POOL, DeadlineExceeded, NoCapacity, WorkerPool
+from toolreg._loaders.hook_runner import HookImpl, HookRunner
 
 
 @pytest.fixture

@@ -6,21 +6,21 @@ tool packs and MCP servers all write into it, and agent hosts read from it.
 
 from __future__ import annotations
 
-from ._cache_files import get_cache_problems
-from ._config import Config, ConfigError, load_config, parse_config
-from ._decisions import Decision
-from ._decorator import tool
-from ._discovery import discover_builtin_tools, get_discovery_failures
-from ._entry import ToolEntry
-from ._mcp_api import get_mcp_manager, start_mcp, stop_mcp
-from ._ownership import PluginPolicy
-from ._plugins import get_plugin_host, load_plugins, reload_plugins, unload_plugin
-from ._registry import ToolRegistry, registry
-from ._report import PluginOutcome, PluginReport
-from ._result_messages import tool_result_message
-from ._results import is_tool_error, tool_error, tool_result
-from ._toolsets import apply_config, apply_toolset_config
-from ._workers import worker_stats
+from ._authoring.decorator import tool
+from ._contract.entry import ToolEntry
+from ._contract.result_messages import tool_result_message
+from ._contract.results import is_tool_error, tool_error, tool_result
+from ._core.decisions import Decision
+from ._core.ownership import PluginPolicy
+from ._core.registry import ToolRegistry, registry
+from ._core.workers import worker_stats
+from ._discovery.builtins import discover_builtin_tools, get_discovery_failures
+from ._discovery.cache_files import get_cache_problems
+from ._loaders.plugins import get_plugin_host, load_plugins, reload_plugins, unload_plugin
+from ._loaders.report import PluginOutcome, PluginReport
+from ._mcp.api import get_mcp_manager, start_mcp, stop_mcp
+from ._policy.config import Config, ConfigError, load_config, parse_config
+from ._policy.toolsets import apply_config, apply_toolset_config
 from .hookspecs import hookimpl
 
 __version__ = "0.1.0"

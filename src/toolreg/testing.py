@@ -23,17 +23,17 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from ._admission import DISABLE_AUTOLOAD_ENV, PLUGINS_ENV
-from ._config import CONFIG_ENV, Config, parse_config
-from ._config import plugin_id as canonical_id
-from ._discovery import discover_builtin_tools
-from ._entrypoints import PackRecord, find_packs
-from ._formats import FORMATS
-from ._plugins import PluginHost, _hosts, _registry_as_singleton
-from ._registry import ToolRegistry
-from ._report import PluginReport
-from ._results import is_tool_error
-from ._schemas import parameters_of
+from ._contract.formats import FORMATS
+from ._contract.results import is_tool_error
+from ._contract.schemas import parameters_of
+from ._core.registry import ToolRegistry
+from ._discovery.builtins import discover_builtin_tools
+from ._discovery.entrypoints import PackRecord, find_packs
+from ._loaders.plugins import PluginHost, _hosts, _registry_as_singleton
+from ._loaders.report import PluginReport
+from ._policy.admission import DISABLE_AUTOLOAD_ENV, PLUGINS_ENV
+from ._policy.config import CONFIG_ENV, Config, parse_config
+from ._policy.config import plugin_id as canonical_id
 
 __all__ = [
     "OPERATOR_ENV",

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .._entry import ToolEntry
-from .._schemas import check_registration
+from .._contract.entry import ToolEntry
+from .._contract.schemas import check_registration
 from .calls import call_sync
 from .convert import description, parameters
 from .names import registry_name, sanitise, wanted

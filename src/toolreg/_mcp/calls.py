@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types
 from mcp.shared.exceptions import MCPError
 
-from .._results import tool_error
+from .._contract.results import tool_error
 from .convert import to_result
 from .transport import connection_lost, describe
 

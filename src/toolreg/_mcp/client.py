@@ -20,9 +20,9 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from .._config import Config, McpConfig, McpServerConfig
-from .._registry import ToolRegistry
-from .._registry import registry as default_registry
+from .._core.registry import ToolRegistry
+from .._core.registry import registry as default_registry
+from .._policy.config import Config, McpConfig, McpServerConfig
 from .claims import NameClaims
 from .names import toolset_name
 from .session import ReconnectPolicy, ServerLink

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._results import MAX_ERROR_CHARS, tool_error, tool_result, truncate
+from .._contract.results import MAX_ERROR_CHARS, tool_error, tool_result, truncate
 
 _MEDIA = frozenset({"image", "audio"})
 

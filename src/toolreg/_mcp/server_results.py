@@ -15,8 +15,8 @@ import mcp_types as types
 from pydantic import ValidationError
 
 from toolreg import is_tool_error, tool_error
-from toolreg._result_blocks import Media, Resource, read_block
-from toolreg._results import is_multimodal
+from toolreg._contract.result_blocks import Media, Resource, read_block
+from toolreg._contract.results import is_multimodal
 
 
 def call_result(result: str | dict[str, Any]) -> types.CallToolResult:
@@ -42,7 +42,7 @@ def call_result(result: str | dict[str, Any]) -> types.CallToolResult:
 def content_block(block: Any) -> types.ContentBlock:
     """One multimodal block as MCP content; anything unrecognised becomes its JSON text.
 
-    The block is read by :func:`toolreg._result_blocks.read_block`, which knows
+    The block is read by :func:`toolreg._contract.result_blocks.read_block`, which knows
     MCP's own shapes and the provider shapes handlers borrow.
     """
     read = read_block(block)

@@ -27,8 +27,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
-from .._config import McpServerConfig
-from .._registry import ToolRegistry
+from .._core.registry import ToolRegistry
+from .._policy.config import McpServerConfig
 from ._entries import build_entries, named_tools
 from .claims import NameClaims
 from .names import toolset_name

@@ -20,8 +20,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from .._config import McpServerConfig
-from .._results import describe_exception
+from .._contract.results import describe_exception
+from .._policy.config import McpServerConfig
 
 if sys.version_info < (3, 11):  # pragma: no cover - 3.10 only
     from exceptiongroup import BaseExceptionGroup

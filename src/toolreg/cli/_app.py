@@ -16,7 +16,7 @@ from ._logs import cli_logging
 from ._plugin_commands import cmd_config_check
 from ._serve import add_serve_parser, cmd_serve
 
-# The definition formats of registry.get_definitions (toolreg._formats.FORMATS).
+# The definition formats of registry.get_definitions (toolreg._contract.formats.FORMATS).
 FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "mcp")
 
 _EPILOG = """\

@@ -19,11 +19,11 @@ from string import Template
 from packaging.version import Version
 
 from toolreg import __version__
-from toolreg._admission import RESERVED_PACK_NAMESPACES
-from toolreg._config import plugin_id as canonical_id
-from toolreg._dist_info import DISTRIBUTION
-from toolreg._gate import MCP_PREFIX, is_mcp
-from toolreg._ownership import reserved_label
+from toolreg._core.gate import MCP_PREFIX, is_mcp
+from toolreg._core.ownership import reserved_label
+from toolreg._discovery.dist_info import DISTRIBUTION
+from toolreg._policy.admission import RESERVED_PACK_NAMESPACES
+from toolreg._policy.config import plugin_id as canonical_id
 
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 

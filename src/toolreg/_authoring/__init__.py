@@ -1,0 +1,1 @@
+"""Writing tools: ``@tool``, and JSON Schema from Python signatures and types."""

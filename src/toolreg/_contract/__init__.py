@@ -1,0 +1,1 @@
+"""What tools and hosts agree on: entries, results, schema checks, validation, formats."""

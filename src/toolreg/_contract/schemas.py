@@ -1,0 +1,93 @@
+"""Registration-time checks on tool names and schemas.
+
+A bad schema is the tool author's bug; catching it at ``register`` time, with
+the tool's name in the message, beats a provider rejecting the whole request
+mid-conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .schema_limits import check_validatable
+
+TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def check_tool_name(name: Any) -> None:
+    if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
+        raise ValueError(
+            f"Invalid tool name {name!r}: expected 1-128 characters "
+            "of letters, digits, '_', '.', '-'"
+        )
+
+
+def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> None:
+    """Raise ValueError, naming the tool, when a registration is malformed."""
+    check_tool_name(name)
+    if not isinstance(toolset, str) or not toolset:
+        raise ValueError(f"Tool {name!r}: toolset must be a non-empty string, got {toolset!r}")
+    if not callable(handler):
+        raise ValueError(f"Tool {name!r}: handler must be callable, got {type(handler).__name__}")
+    if not isinstance(schema, dict):
+        raise ValueError(f"Tool {name!r}: schema must be a dict, got {type(schema).__name__}")
+    declared = schema.get("name")
+    if declared is not None and declared != name:
+        raise ValueError(f"Tool {name!r}: schema names a different tool, {declared!r}")
+    description = schema.get("description")
+    if description is not None and not isinstance(description, str):
+        raise ValueError(f"Tool {name!r}: schema 'description' must be a string")
+    if "parameters" in schema:
+        check_parameters(name, schema["parameters"])
+    try:
+        json.dumps(schema)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"Tool {name!r}: schema is not JSON-serialisable: {exc}") from None
+
+
+def check_result_limit(name: str, limit: Any) -> None:
+    """``max_result_size_chars`` is None or a whole number of characters, 0 or more."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ValueError(
+            f"Tool {name!r}: max_result_size_chars must be None or an int >= 0, got {limit!r}"
+        )
+
+
+def check_parameters(name: str, parameters: Any) -> None:
+    """``parameters`` must be a JSON-Schema object schema."""
+    if not isinstance(parameters, dict):
+        raise ValueError(
+            f"Tool {name!r}: schema 'parameters' must be a JSON-Schema object (a dict), "
+            f"got {type(parameters).__name__}"
+        )
+    if parameters.get("type") != "object":
+        raise ValueError(
+            f'Tool {name!r}: schema \'parameters\' must have "type": "object", '
+            f"got {parameters.get('type')!r}"
+        )
+    properties = parameters.get("properties", {})
+    if not isinstance(properties, dict):
+        raise ValueError(f"Tool {name!r}: schema 'parameters.properties' must be a dict")
+    for prop, sub in properties.items():
+        if not isinstance(sub, dict):
+            raise ValueError(f"Tool {name!r}: schema 'parameters.properties.{prop}' must be a dict")
+    required = parameters.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise ValueError(f"Tool {name!r}: schema 'parameters.required' must be a list of strings")
+    missing = [r for r in required if r not in properties]
+    if missing:
+        raise ValueError(
+            f"Tool {name!r}: schema 'parameters.required' names undeclared properties: {missing}"
+        )
+    check_validatable(name, parameters)
+
+
+def parameters_of(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema's parameters, with ``properties`` always present (providers want it)."""
+    parameters = schema.get("parameters") or EMPTY_PARAMETERS
+    if "properties" not in parameters:
+        return {**parameters, "properties": {}}
+    return parameters

@@ -1,0 +1,1 @@
+"""The registry: the table, the write gate, ownership, availability, definitions, dispatch."""

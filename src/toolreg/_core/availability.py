@@ -1,0 +1,145 @@
+"""Availability: ``requires_env`` and cached ``check_fn`` probes.
+
+Probes (is Docker up? is the browser installed?) are slow and flaky, and a
+tool that blinks out of the definitions mid-conversation makes the model say
+"tool does not exist". So results are cached for 30 s, and a failure within
+60 s of the last success is treated as a flake: the tool stays available, the
+failure is not cached, and the probe runs again next time.
+
+Tools that share a probe share its result: within one read (``checker``) a
+probe runs at most once, even in the grace window when nothing is cached. The
+cache forgets probes no registered tool uses any more, so a server whose every
+state change brings a new probe does not grow it without end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._contract.entry import CheckFn, ToolEntry
+from .._contract.results import describe_exception
+
+logger = logging.getLogger("toolreg.availability")
+
+CACHE_TTL_SECONDS = 30.0
+GRACE_SECONDS = 60.0
+
+Verdict = tuple[bool, str]
+_AVAILABLE: Verdict = (True, "")
+
+
+def missing_env(entry: ToolEntry) -> list[str]:
+    return [var for var in entry.requires_env if not os.environ.get(var)]
+
+
+def _describe(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+class Availability:
+    """Decides whether a tool can be offered now, and why not."""
+
+    def __init__(
+        self, clock: Callable[[], float], live: Callable[[], tuple[int, Iterable[ToolEntry]]]
+    ) -> None:
+        self._clock = clock
+        #: The table's generation and entries: which probes are still in use.
+        self._live = live
+        self._pruned_at = -1
+        self._lock = threading.Lock()
+        self._verdicts: dict[CheckFn, tuple[bool, str, float]] = {}
+        self._last_success: dict[CheckFn, float] = {}
+
+    def invalidate(self) -> None:
+        """Forget every cached probe result and success time."""
+        with self._lock:
+            self._verdicts.clear()
+            self._last_success.clear()
+
+    def checker(self) -> Callable[[ToolEntry], Verdict]:
+        """``check`` for one read: each probe runs at most once in it."""
+        return functools.partial(self.check, seen={})
+
+    def check(self, entry: ToolEntry, seen: dict[CheckFn, Verdict] | None = None) -> Verdict:
+        """(available, reason): the reason names what is missing or failed."""
+        if entry.requires_env:
+            missing = missing_env(entry)
+            if missing:
+                return False, "missing environment variable(s): " + ", ".join(missing)
+        if entry.check_fn is None:
+            return _AVAILABLE
+        if seen is None:
+            return self.probe(entry.check_fn, entry.name)
+        try:
+            verdict = seen.get(entry.check_fn)
+        except TypeError:  # unhashable: it cannot be shared
+            return self.probe(entry.check_fn, entry.name)
+        if verdict is None:
+            verdict = seen[entry.check_fn] = self.probe(entry.check_fn, entry.name)
+        return verdict
+
+    def probe(self, fn: CheckFn, tool: str) -> Verdict:
+        now = self._clock()
+        try:
+            cached = self._verdicts.get(fn)
+        except TypeError:  # an unhashable check_fn cannot be cached
+            return self._run(fn, tool)
+        if cached is not None and now < cached[2]:
+            return cached[0], cached[1]
+        ok, reason = self._run(fn, tool)
+        with self._lock:
+            self._prune()
+            if ok:
+                self._verdicts[fn] = (True, "", now + CACHE_TTL_SECONDS)
+                self._last_success[fn] = now
+                return _AVAILABLE
+            last = self._last_success.get(fn)
+            if last is not None and now - last <= GRACE_SECONDS:
+                logger.warning(
+                    "check_fn %s for tool %s failed %.0fs after its last success; "
+                    "treating it as a flake (%s)",
+                    _describe(fn),
+                    tool,
+                    now - last,
+                    reason,
+                )
+                return _AVAILABLE
+            self._verdicts[fn] = (False, reason, now + CACHE_TTL_SECONDS)
+            return False, reason
+
+    def _prune(self) -> None:
+        """Forget probes no tool uses any more; at most once per table generation."""
+        generation, entries = self._live()
+        if generation == self._pruned_at:
+            return
+        self._pruned_at = generation
+        live: set[CheckFn] = set()
+        for entry in entries:
+            if entry.check_fn is not None:
+                with contextlib.suppress(TypeError):
+                    live.add(entry.check_fn)
+        for cache in (self._verdicts, self._last_success):
+            for fn in [fn for fn in cache if fn not in live]:
+                del cache[fn]
+
+    @staticmethod
+    def _run(fn: CheckFn, tool: str) -> Verdict:
+        """Run a probe; it may return a bool, or (bool, reason)."""
+        try:
+            result = fn()
+            if isinstance(result, tuple) and len(result) == 2:
+                ok, reason = bool(result[0]), str(result[1] or "")
+            else:
+                ok, reason = bool(result), ""
+        except Exception as exc:
+            logger.warning("check_fn %s for tool %s raised", _describe(fn), tool, exc_info=True)
+            return False, f"check {_describe(fn)} raised {describe_exception(exc)}"
+        if ok:
+            return _AVAILABLE
+        return False, reason or f"check {_describe(fn)} failed"

@@ -1,0 +1,57 @@
+"""The decision log: every registration verdict, kept for the CLI and reports."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
+
+from .._contract.entry import ToolEntry
+
+Action = Literal["registered", "replaced", "overridden", "rejected", "deregistered", "restored"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One registration decision: what happened to which tool, and why."""
+
+    action: Action
+    tool: str
+    toolset: str
+    owner: str
+    reason: str = ""
+    previous_toolset: str | None = None
+    previous_owner: str | None = None
+    generation: int = 0
+    timestamp: float = field(default_factory=time.time)
+    #: Position in the log, increasing; ``decisions(since=seq)`` reads what came after.
+    seq: int = 0
+    #: The entry this decision displaced, so an unload can restore it.
+    replaced: ToolEntry | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "replaced"}
+
+
+class DecisionLog:
+    """A bounded, thread-safe, append-only record of decisions."""
+
+    def __init__(self, maxlen: int = 1000) -> None:
+        self._items: deque[Decision] = deque(maxlen=maxlen)
+        self._lock = threading.Lock()
+        self._seq = 0
+
+    @property
+    def last_seq(self) -> int:
+        return self._seq
+
+    def append(self, decision: Decision) -> None:
+        with self._lock:
+            self._seq += 1
+            self._items.append(replace(decision, seq=self._seq))
+
+    def snapshot(self, since: int = 0) -> list[Decision]:
+        with self._lock:
+            return [d for d in self._items if d.seq > since]

@@ -1,0 +1,144 @@
+"""The write gate: every rule that decides whether a change to the registry is allowed.
+
+Pure functions of what is asked, who is asking (the plugins whose code is
+involved, innermost first; none means host code) and what stands there now.
+The table asks them on every public write and applies the verdict; nothing
+else in toolreg decides consent.
+
+The rules, in one place:
+
+- **Register.** A plugin may register only names its operator patterns allow.
+  A free name is taken. The same party re-registering into the same toolset
+  replaces its own tool (a reload); an MCP server's refresh repaves its own
+  ``mcp-*`` tools. Taking a name someone else holds needs ``override=True``,
+  and from a plugin, also the operator's ``allow_tool_override``. A toolset
+  name that is an alias is never registered into.
+- **Remove** (``deregister``, ``replace_toolset``, ``remove_owner``). A plugin
+  may remove its own tools; anyone else's need the operator's consent.
+- **Host actions** (binding policies, aliases, hooks, validation, loading and
+  unloading packs, MCP start and stop, applying the config). Host code only;
+  plugin code never, whatever its consent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .._contract.entry import ToolEntry
+from .decisions import Action
+from .ownership import Owner, PluginPolicy
+
+MCP_PREFIX = "mcp-"
+
+
+def is_mcp(toolset: str) -> bool:
+    return toolset.startswith(MCP_PREFIX)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``action`` None means rejected; ``refuse`` means raise PermissionError."""
+
+    action: Action | None
+    reason: str = ""
+    refuse: bool = False
+
+
+def judge(
+    entry: ToolEntry,
+    owner: Owner,
+    plugins: list[PluginPolicy],
+    override: bool,
+    existing: ToolEntry | None,
+    previous: Owner | None,
+    alias_of: str | None = None,
+) -> Verdict:
+    """May ``owner`` register ``entry``? ``alias_of`` is set when its toolset is an alias."""
+    name, toolset = entry.name, entry.toolset
+    for policy in plugins:
+        if not policy.may_name(name):
+            return Verdict(
+                None,
+                f"plugin {policy.plugin_id!r} may register only tools matching "
+                f"{list(policy.tool_patterns or ())} "
+                f"(plugins.entries.{policy.plugin_id}.tools); {name!r} is outside them",
+                refuse=True,
+            )
+    if alias_of is not None:
+        return Verdict(
+            None,
+            f"tool {name!r} ({owner.label}): toolset {toolset!r} is an alias of "
+            f"{alias_of!r}; register into a toolset of its own",
+        )
+    if existing is None or previous is None:
+        return Verdict("registered")
+    if is_mcp(existing.toolset) and is_mcp(toolset) and not plugins:
+        return Verdict("replaced")  # an MCP server refresh repaves its own tools
+    # Same toolset is a reload only for the same party: a pack naming the
+    # built-ins' toolset does not get to replace them quietly.
+    if existing.toolset == toolset and same_party(previous, owner):
+        return Verdict("replaced")
+    if not override:
+        return Verdict(
+            None,
+            f"tool {name!r} of toolset {toolset!r} ({owner.label}) conflicts with the "
+            f"existing tool of toolset {existing.toolset!r} ({previous.label}); "
+            "pass override=True to replace it",
+        )
+    refused = [p for p in plugins if not p.allowed]
+    if refused:
+        policy = refused[0]
+        return Verdict(
+            None,
+            f"plugin {policy.plugin_id!r} may not override tool {name!r} "
+            f"(toolset {existing.toolset!r}, owner {previous.label}) without operator "
+            f"consent; set {policy.config_key} = true to allow it",
+            refuse=True,
+        )
+    return Verdict("overridden")
+
+
+def same_party(a: Owner, b: Owner) -> bool:
+    """Host and built-in code are one party; a plugin is only ever itself."""
+    if a.is_plugin or b.is_plugin:
+        return a.label == b.label and a.policy == b.policy
+    return True
+
+
+def judge_removal(name: str, owner: Owner, callers: Sequence[PluginPolicy], how: str) -> str | None:
+    """Why the calling plugins may not remove ``name`` (owned by ``owner``) with ``how``.
+
+    None if they may.
+    """
+    for policy in callers:
+        if policy == owner.policy or policy.allowed:
+            continue
+        return (
+            f"plugin {policy.plugin_id!r} may not remove tool {name!r} owned by "
+            f"{owner.label} (with {how}); set {policy.config_key} = true to allow it"
+        )
+    return None
+
+
+def judge_host_action(what: str, callers: Sequence[PluginPolicy]) -> str | None:
+    """Why the calling plugins may not ``what`` (an action for the host only); None if host."""
+    if not callers:
+        return None
+    return (
+        f"plugin {callers[0].plugin_id!r} may not {what}: that is for the host "
+        "application, never for plugin code"
+    )
+
+
+def judge_alias(alias: str, toolset: str, toolsets: Sequence[str] | frozenset[str]) -> str | None:
+    """Why ``alias`` may not name ``toolset``; None if it may."""
+    if not alias or not isinstance(alias, str):
+        return f"invalid toolset alias {alias!r}"
+    if alias in toolsets:
+        return f"alias {alias!r} would hide the toolset of the same name"
+    if is_mcp(alias):
+        return f"alias {alias!r}: names starting with {MCP_PREFIX!r} belong to MCP servers"
+    if toolset not in toolsets:
+        return f"alias {alias!r}: there is no toolset {toolset!r} (an alias needs tools)"
+    return None

@@ -1,0 +1,1 @@
+"""What there is to load: built-in modules, installed packs, local plugins; their caches."""

@@ -1,0 +1,196 @@
+"""Reading a dist-info's files as :mod:`importlib.metadata` does, without importing it.
+
+Importing it (or the ``importlib_metadata`` backport) costs 30-50 ms of
+start-up that the warm path otherwise never pays. Two readers live here:
+
+- ``RECORD`` (with :mod:`csv`, as importlib reads it): the files a pack's
+  distribution installed, which are its identity for the policy gate. Editable
+  installs record a ``.pth`` or a finder instead of the sources; for those the
+  loader falls back to the directories of the pack's module namespace.
+- ``entry_points.txt`` and ``METADATA``: only to check a pack cache hit (see
+  :mod:`toolreg._discovery.entrypoints`); the cold path reads metadata with
+  ``importlib.metadata`` itself. Where a file is laid out in a way these
+  readers do not mirror exactly (folded headers, a stray line), they report a
+  difference, the hit is refused and the full scan runs: a difference can
+  cost time, never change an answer.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .metadata_listing import canonical
+
+logger = logging.getLogger("toolreg.plugins")
+
+_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+# email's line ends, not str.splitlines' (which also splits on \f, \x1c, ...).
+_EMAIL_LINES = re.compile(r"\r\n|\r(?!\n)|\n")
+_BLANK_LINE = re.compile(r"(?:\r\n|\r(?!\n)|\n){2}")
+_HEADER = re.compile(r"([\x21-\x39\x3b-\x7e]+):[ \t]*(.*)")
+_WANTED_HEADERS = ("name", "version", "requires-dist")
+
+
+@dataclass(frozen=True)
+class DistInfo:
+    """What a metadata folder's own files say about a pack."""
+
+    distribution: str
+    version: str
+    entry_points: tuple[tuple[str, str], ...]  # (name, value) in the group, sorted
+    requires_toolreg: str | None
+
+
+def read_file(path: str, *, until: bytes | None = None) -> bytes | None:
+    """The file's bytes (up to the first ``until`` if given); None where importlib finds none.
+
+    Raw ``os.read``, not ``open()``: a cache hit reads one small file per
+    installed distribution, and the file object costs more than the reading.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+            if until is not None and until in chunk:
+                break  # METADATA: the headers are read, the description is not needed
+        return b"".join(chunks)
+    except IsADirectoryError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_dist_info(path: str, group: str) -> DistInfo | str:
+    """Read ``entry_points.txt`` and ``METADATA`` of ``path``; a string says what is unusual."""
+    try:
+        entry_points = (read_file(path + os.sep + "entry_points.txt") or b"").decode()
+        metadata = (
+            read_file(path + os.sep + "METADATA", until=b"\n\n")
+            or read_file(path + os.sep + "PKG-INFO", until=b"\n\n")
+            or b""
+        )
+        # Only the headers are needed; a chunk may end inside a character further on.
+        metadata_text = metadata.partition(b"\n\n")[0].decode()
+    except UnicodeDecodeError as exc:
+        return f"a metadata file is not UTF-8 ({exc.reason})"
+    eps = group_entry_points(entry_points, group)
+    if eps is None:
+        return "entry_points.txt has a line that is not 'name = value'"
+    headers = metadata_headers(metadata_text)
+    if headers is None:
+        return "METADATA headers are folded or malformed"
+    if not headers["name"] or not headers["version"]:
+        return "METADATA has no Name or Version"
+    return DistInfo(
+        distribution=headers["name"][0],
+        version=headers["version"][0],
+        entry_points=eps,
+        requires_toolreg=requires_toolreg(headers["requires-dist"]),
+    )
+
+
+def group_entry_points(text: str, group: str) -> tuple[tuple[str, str], ...] | None:
+    """The sorted ``(name, value)`` pairs of ``group``; None if any section line has no ``=``.
+
+    Mirrors ``importlib.metadata.Sectioned``: lines stripped, blank lines and
+    ``#`` comments skipped, ``[...]`` opens a section named by stripping brackets.
+    """
+    section = None
+    pairs = []
+    for line in map(str.strip, text.splitlines()):
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line.strip("[]")
+            continue
+        if section is None:
+            continue
+        name, sep, value = line.partition("=")
+        if not sep:
+            return None  # importlib.metadata raises: the cold path reports it as broken
+        if section == group:
+            pairs.append((name.strip(), value.strip()))
+    return tuple(sorted(pairs))
+
+
+def metadata_headers(text: str) -> dict[str, list[str]] | None:
+    """Name, Version and Requires-Dist values (first first); None for anything unusual."""
+    found: dict[str, list[str]] = {key: [] for key in _WANTED_HEADERS}
+    head = _BLANK_LINE.split(text, maxsplit=1)[0]  # the description follows a blank line
+    for line in _EMAIL_LINES.split(head):
+        if not line:
+            break  # the line end of the last header
+        if line[0] in " \t":
+            return None  # a folded header: email joins it, these readers do not
+        match = _HEADER.fullmatch(line)
+        if match is None:
+            return None
+        key = match.group(1).lower()
+        if key in found:
+            found[key].append(match.group(2))
+    return found
+
+
+#: toolreg's distribution name. ``toolreg`` on PyPI is another project.
+DISTRIBUTION = "toolreg-core"
+
+
+def requires_toolreg(requirements: Sequence[str]) -> str | None:
+    """Return the first requirement naming toolreg's distribution, ``toolreg-core``."""
+    for requirement in requirements:
+        match = _REQUIREMENT_NAME.match(requirement)
+        if match and canonical(match.group(1)) == DISTRIBUTION:
+            return requirement.strip()
+    return None
+
+
+# -- RECORD: the files a distribution installed ----------------------------------------
+
+#: Suffixes whose code objects carry the file as ``co_filename``.
+_CODE_SUFFIXES = (".py", ".pyw")
+
+
+@dataclass(frozen=True)
+class InstalledSources:
+    #: Real paths of the Python sources the RECORD lists.
+    files: frozenset[str] = frozenset()
+    #: Top-level modules those sources make up (``pkg`` for ``pkg/x.py``).
+    top_level: frozenset[str] = frozenset()
+
+    def covers(self, namespace: str) -> bool:
+        """Whether the RECORD holds the namespace's code (not an editable install)."""
+        return namespace in self.top_level
+
+
+def installed_sources(dist_info: str) -> InstalledSources:
+    """The Python sources a distribution's RECORD lists; empty when it has none."""
+    if not dist_info:
+        return InstalledSources()
+    # One realpath for the directory: pip installs regular files (wheels hold
+    # no symlinks), so each file's own path only needs normalising.
+    base = os.path.realpath(os.path.dirname(dist_info))
+    try:
+        with open(os.path.join(dist_info, "RECORD"), encoding="utf-8", newline="") as f:
+            paths = [row[0] for row in csv.reader(f) if row]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        logger.debug("Cannot read RECORD of %s: %s", dist_info, exc)
+        return InstalledSources()
+    files, tops = set(), set()
+    for path in paths:
+        if not path.endswith(_CODE_SUFFIXES):
+            continue
+        # Files outside site-packages (``../``, data and scripts) are the pack's too.
+        files.add(os.path.normpath(os.path.join(base, path)))
+        parts = path.replace("\\", "/").split("/")
+        if ".." not in parts:
+            tops.add(parts[0] if len(parts) > 1 else parts[0].rsplit(".", 1)[0])
+    return InstalledSources(frozenset(files), frozenset(tops))

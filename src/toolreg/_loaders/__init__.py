@@ -1,0 +1,1 @@
+"""Loading packs into a registry: the plugin host, hooks, import deadlines, process isolation."""

@@ -1,0 +1,421 @@
+"""Loading tool packs: metadata → policy gate → import → pluggy.
+
+For each pack, in a fixed order (installed packs by id, then local folder
+plugins): check the operator config, then compatibility, then its module
+namespace, all from metadata; bind its namespace's policy in the registry;
+then, and only then, import it and register it with pluggy. Anything that goes
+wrong is caught, the pack's partial registrations are rolled back, and the
+next pack loads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import sys
+import threading
+import traceback
+import weakref
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from .. import hookspecs
+from .._contract.results import describe_exception
+from .._core.decisions import Decision
+from .._core.registry import ToolRegistry
+from .._discovery.dist_info import InstalledSources, installed_sources
+from .._discovery.entrypoints import PackRecord, find_packs
+from .._discovery.local_plugins import LocalPlugin, find_local_plugins, import_local
+from .._policy.admission import (
+    check_compatible,
+    check_enabled,
+    check_identity,
+    check_namespaces,
+    environ,
+)
+from .._policy.config import Config, load_config
+from .hook_runner import HookFailure, HookImpl, HookRunner
+from .import_guard import ImportTimeout, import_with_deadline
+from .report import PluginOutcome, PluginReport
+
+if TYPE_CHECKING:
+    from .isolated_supervisor import IsolatedPacks
+
+logger = logging.getLogger("toolreg.plugins")
+
+_DISPATCH_HOOKS = hookspecs.DISPATCH_HOOKS
+# Packs register into ``toolreg.registry`` at import; loading into another
+# registry swaps that name for the duration, one load at a time.
+_singleton_lock = threading.RLock()
+
+
+@contextlib.contextmanager
+def _registry_as_singleton(registry: ToolRegistry) -> Iterator[None]:
+    import toolreg
+
+    with _singleton_lock:
+        previous = toolreg.registry
+        toolreg.registry = registry
+        try:
+            yield
+        finally:
+            toolreg.registry = previous
+
+
+@dataclass
+class _Active:
+    """A loaded plugin and what must be undone to unload it."""
+
+    outcome: PluginOutcome
+    namespaces: tuple[str, ...]
+    objects: list[Any] = field(default_factory=list)
+
+
+def _import_target(value: str) -> Any:
+    """``module`` or ``module:attr.path`` → the object to hand to pluggy."""
+    module_name, _, attr = value.partition(":")
+    obj: Any = importlib.import_module(module_name.strip())
+    for part in filter(None, attr.strip().split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _purge_modules(namespaces: Sequence[str]) -> None:
+    """Forget a plugin's modules, so loading it again executes them again."""
+    for name in list(sys.modules):
+        if any(name == ns or name.startswith(ns + ".") for ns in namespaces):
+            del sys.modules[name]
+
+
+class PluginHost:
+    """Loads, unloads and reloads plugins into one registry, under one config."""
+
+    def __init__(self, registry: ToolRegistry, config: Config) -> None:
+        self.registry = registry
+        self.config = config
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.pm.add_hookspecs(hookspecs)
+        self.active: dict[str, _Active] = {}
+        self.report = PluginReport()
+        self.hooks: HookRunner | None = None
+        #: The processes of packs with isolation = "process"; made on first use.
+        self.isolated: IsolatedPacks | None = None
+        self._lock = threading.RLock()
+        registry._refusal_listener = weakref.WeakMethod(self._note_refusal)
+
+    # -- public operations --------------------------------------------------
+
+    def load_all(self, packs: Sequence[PackRecord] | None = None) -> PluginReport:
+        self.registry._require_host("load plugins")
+        with self._lock:
+            report = PluginReport()
+            claimed = {ns: pid for pid, a in self.active.items() for ns in a.namespaces}
+            for record in sorted(
+                packs if packs is not None else find_packs(), key=attrgetter("plugin_id")
+            ):
+                report.plugins.append(self._load_pack(record, claimed))
+            for plugin in find_local_plugins(self.config.plugins.paths):
+                report.plugins.append(self._load_local(plugin))
+            self._install_hooks()
+            self.report = report
+            return report
+
+    def unload(self, plugin_id: str) -> bool:
+        """Remove a plugin's tools (restoring what it overrode) and hooks. Host only."""
+        self.registry._require_host(f"unload plugin {plugin_id!r}")
+        with self._lock:
+            active = self.active.pop(plugin_id, None)
+            if active is None:
+                return False
+            self._deactivate(plugin_id, active.namespaces, active.objects)
+            self._install_hooks()
+            logger.info("Unloaded plugin %s", plugin_id)
+            return True
+
+    def unload_all(self) -> None:
+        self.registry._require_host("unload plugins")
+        with self._lock:
+            for plugin_id in list(self.active):
+                self.unload(plugin_id)
+
+    def hook_failures(self) -> list[HookFailure]:
+        return list(self.hooks.failures) if self.hooks is not None else []
+
+    # -- loading ------------------------------------------------------------------
+
+    def _load_pack(self, record: PackRecord, claimed: dict[str, str]) -> PluginOutcome:
+        outcome = PluginOutcome(
+            id=record.plugin_id,
+            distribution=record.distribution,
+            version=record.version,
+            entry_point=", ".join(f"{name} = {value}" for name, value in record.entry_points),
+        )
+        if record.plugin_id in self.active:
+            return self.active[record.plugin_id].outcome
+        from toolreg import __version__
+
+        verdict = check_enabled(record.plugin_id, self.config, environ()) or check_compatible(
+            record.plugin_id, record.version, record.requires_toolreg, __version__, self.config
+        )
+        if verdict is not None:
+            outcome.status, outcome.reason = verdict.status, verdict.reason  # type: ignore[assignment]
+            return outcome
+        refusal = check_identity(record.plugin_id) or check_namespaces(
+            record.plugin_id, record.namespaces, claimed
+        )
+        if refusal is not None:
+            return self._fail(outcome, refusal)
+        if self.config.plugins.isolation_of(record.plugin_id) == "process":
+            return self._load_isolated(outcome, record)
+        targets = [value for _, value in record.entry_points]
+        sources = installed_sources(record.path)
+        if self._activate(outcome, record.namespaces, targets, sources=sources):
+            for namespace in record.namespaces:
+                claimed[namespace] = record.plugin_id
+        return outcome
+
+    def _load_local(self, plugin: LocalPlugin) -> PluginOutcome:
+        outcome = PluginOutcome(
+            id=plugin.plugin_id,
+            distribution="",
+            version="",
+            entry_point=str(plugin.path),
+        )
+        if plugin.plugin_id in self.active:
+            return self.active[plugin.plugin_id].outcome
+        verdict = check_enabled(plugin.plugin_id, self.config, environ())
+        if verdict is not None:
+            outcome.status, outcome.reason = verdict.status, verdict.reason  # type: ignore[assignment]
+            return outcome
+        if self.config.plugins.isolation_of(plugin.plugin_id) == "process":
+            return self._load_isolated(outcome, plugin)
+        self._activate(outcome, (plugin.namespace,), [plugin], local_file=str(plugin.path))
+        return outcome
+
+    def _activate(
+        self,
+        outcome: PluginOutcome,
+        namespaces: tuple[str, ...],
+        targets: Sequence[str | LocalPlugin],
+        sources: InstalledSources | None = None,
+        local_file: str | None = None,
+    ) -> bool:
+        plugin_id = outcome.id
+        settings = self.config.plugins.entry(plugin_id)
+        since = self.registry.last_decision_seq
+        objects: list[Any] = []
+        bindings: list[tuple[str, Any, Any]] = []
+        try:
+            for namespace in namespaces:
+                # The pack is the files its RECORD lists; an editable install's
+                # RECORD has none of them, so its namespace's directories stand in.
+                if local_file is not None:
+                    files, paths = (), [local_file]
+                elif sources is not None and sources.covers(namespace):
+                    files, paths = sources.files, []
+                else:
+                    files, paths = (sources.files if sources else ()), None
+                bindings.append((namespace, files, paths))
+                self.registry.register_plugin_override_policy(
+                    namespace,
+                    settings.allow_tool_override,
+                    plugin_id=plugin_id,
+                    paths=paths,
+                    tool_patterns=settings.tools,
+                    files=files,
+                )
+            # A module already imported (by the host, or into another registry)
+            # would not run its registrations again: always import it afresh.
+            _purge_modules(namespaces)
+            with _registry_as_singleton(self.registry):
+                for index, target in enumerate(targets):
+                    load = import_local if isinstance(target, LocalPlugin) else _import_target
+                    obj = import_with_deadline(self.config.plugins.import_timeout, load, target)
+                    if self.pm.is_registered(obj):
+                        continue  # two entry points naming one module
+                    self.pm.register(obj, name=f"{plugin_id}#{index}")
+                    objects.append(obj)
+                self.pm.check_pending()
+                self._call_own(objects, "toolreg_configure", settings=dict(settings.settings))
+                self._call_own(
+                    objects,
+                    "toolreg_register_tools",
+                    registry=self.registry,
+                    settings=dict(settings.settings),
+                )
+        except (Exception, SystemExit) as exc:  # a pack calling exit() must not end the host
+            self._deactivate(plugin_id, namespaces, objects)
+            if isinstance(exc, ImportTimeout):
+                # Its import runs on: whatever it registers later stays its own, and is refused.
+                for namespace, files, paths in bindings:
+                    self.registry.register_plugin_override_policy(
+                        namespace,
+                        False,
+                        plugin_id=plugin_id,
+                        paths=paths,
+                        tool_patterns=(),
+                        files=files,
+                    )
+            self._fail(outcome, exc)
+            return False
+        self._summarise(outcome, since)
+        outcome.hooks = sorted(
+            {caller.name for obj in objects for caller in self.pm.get_hookcallers(obj) or ()}
+        )
+        self.active[plugin_id] = _Active(outcome, namespaces, objects)
+        logger.info("Loaded plugin %s (%d tools)", plugin_id, len(outcome.tools_added))
+        return True
+
+    def _load_isolated(
+        self, outcome: PluginOutcome, source: PackRecord | LocalPlugin
+    ) -> PluginOutcome:
+        """Run the pack in a process of its own; its tools and hooks come through the gate."""
+        outcome.isolation = "process"
+        since = self.registry.last_decision_seq
+        try:
+            from .isolated_supervisor import IsolatedPacks  # the MCP SDK: on first use
+        except ImportError as exc:
+            needs = "isolation = \"process\" needs the MCP SDK: pip install 'toolreg-core[mcp]'"
+            return self._fail(outcome, ImportError(f"{needs} ({exc})"))
+        try:
+            if self.isolated is None:
+                self.isolated = IsolatedPacks(self.registry)
+            started = self.isolated.start(outcome.id, source, self.config)
+        except (Exception, SystemExit) as exc:
+            self._deactivate(outcome.id, (), [])
+            return self._fail(outcome, exc)
+        outcome.hooks = started.hooks
+        if started.status != "loaded":
+            self._deactivate(outcome.id, (), [])
+            outcome.status, outcome.reason = started.status, started.reason  # type: ignore[assignment]
+            outcome.traceback = started.traceback
+            logger.warning("Plugin %s %s: %s", outcome.id, outcome.status, outcome.reason)
+            return outcome
+        self.pm.register(started.hook_plugin, name=f"{outcome.id}#0")
+        self._summarise(outcome, since)
+        self.active[outcome.id] = _Active(outcome, (), [started.hook_plugin])
+        logger.info("Loaded isolated plugin %s (%d tools)", outcome.id, len(outcome.tools_added))
+        return outcome
+
+    def _call_own(self, objects: list[Any], hook: str, **kwargs: Any) -> None:
+        """Run one plugin's own implementations of a setup hook."""
+        for impl in getattr(self.pm.hook, hook).get_hookimpls():
+            if any(impl.plugin is obj for obj in objects):
+                impl.function(**{name: kwargs[name] for name in impl.argnames})
+
+    def _deactivate(self, plugin_id: str, namespaces: Sequence[str], objects: list[Any]) -> None:
+        if self.isolated is not None:
+            self.isolated.stop(plugin_id)  # first: a live process would publish again
+        self.registry.remove_owner(plugin_id)
+        for obj in objects:
+            with contextlib.suppress(ValueError):
+                self.pm.unregister(obj)
+        for namespace in namespaces:
+            self.registry.remove_plugin_override_policy(namespace)
+        _purge_modules(namespaces)
+
+    def _fail(self, outcome: PluginOutcome, exc: BaseException) -> PluginOutcome:
+        outcome.status = "refused" if isinstance(exc, PermissionError) else "failed"
+        # One line: the report is a table; the traceback keeps the full text.
+        outcome.reason = " ".join(describe_exception(exc).split())
+        outcome.error = exc
+        outcome.traceback = "".join(traceback.format_exception(exc))
+        outcome.tools_added, outcome.tools_overridden = [], []
+        logger.warning("Plugin %s %s: %s", outcome.id, outcome.status, outcome.reason)
+        logger.debug("Plugin %s traceback:\n%s", outcome.id, outcome.traceback)
+        return outcome
+
+    def _note_refusal(self, decision: Decision) -> None:
+        """A loaded plugin was refused something after loading: add it to its report line."""
+        active = self.active.get(decision.owner)
+        if active is not None:  # while loading, _summarise reads the log instead
+            active.outcome.refused.append({"tool": decision.tool, "reason": decision.reason})
+
+    def _summarise(self, outcome: PluginOutcome, since: int) -> None:
+        """Fill in what the plugin won and lost, from the registry's decision log."""
+        for decision in self.registry.decisions(since):
+            if decision.owner != outcome.id:
+                continue
+            if decision.action in ("registered", "replaced"):
+                outcome.tools_added.append(decision.tool)
+            elif decision.action == "overridden":
+                outcome.tools_added.append(decision.tool)
+                outcome.tools_overridden.append(decision.tool)
+            elif decision.action == "rejected":
+                outcome.refused.append({"tool": decision.tool, "reason": decision.reason})
+        outcome.tools_added = sorted(set(outcome.tools_added))
+        outcome.tools_overridden = sorted(set(outcome.tools_overridden))
+
+    def _install_hooks(self) -> None:
+        """Put the dispatch hooks in place, or take the layer away when none exist."""
+        names = {}
+        for name, plugin in self.pm.list_name_plugin():
+            names[id(plugin)] = name.rpartition("#")[0] or name
+        impls: dict[str, list[HookImpl]] = {}
+        for hook in _DISPATCH_HOOKS:
+            # pluggy calls the last registered first; keep its order.
+            impls[hook] = [
+                HookImpl(names.get(id(impl.plugin), "?"), impl.function, tuple(impl.argnames))
+                for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls())
+            ]
+        runner = HookRunner(*impls.values(), timeout=self.config.plugins.hook_timeout)
+        self.hooks = runner if runner else None
+        self.registry.set_dispatch_hooks(self.hooks)
+
+
+_hosts: weakref.WeakKeyDictionary[ToolRegistry, PluginHost] = weakref.WeakKeyDictionary()
+
+
+def get_plugin_host(registry: ToolRegistry | None = None) -> PluginHost | None:
+    """The host that loaded plugins into ``registry`` (the singleton by default)."""
+    import toolreg
+
+    return _hosts.get(registry if registry is not None else toolreg.registry)
+
+
+def load_plugins(
+    config: Config | None = None, registry: ToolRegistry | None = None
+) -> PluginReport:
+    """Load every admitted tool pack into ``registry`` and report on each.
+
+    ``config`` defaults to the operator config found by ``load_config()``;
+    ``registry`` to ``toolreg.registry``. Calling it again loads packs that
+    are new since, and leaves loaded ones as they are.
+    """
+    import toolreg
+
+    target = registry if registry is not None else toolreg.registry
+    host = _hosts.get(target)
+    if host is None or (config is not None and config is not host.config):
+        if host is not None:
+            host.unload_all()
+        host = PluginHost(target, config if config is not None else load_config())
+        _hosts[target] = host
+    return host.load_all()
+
+
+def unload_plugin(plugin_id: str, registry: ToolRegistry | None = None) -> bool:
+    """Unload one plugin by id; False when it is not loaded."""
+    host = get_plugin_host(registry)
+    return host.unload(plugin_id) if host is not None else False
+
+
+def reload_plugins(
+    config: Config | None = None, registry: ToolRegistry | None = None
+) -> PluginReport:
+    """Unload every plugin, then load them again (with ``config`` if given)."""
+    import toolreg
+
+    target = registry if registry is not None else toolreg.registry
+    host = _hosts.get(target)
+    if host is not None:
+        host.unload_all()
+        if config is None:
+            config = host.config
+        del _hosts[target]
+    return load_plugins(config, target)

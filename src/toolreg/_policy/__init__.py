@@ -1,0 +1,1 @@
+"""The operator's say: the config file, pack admission, applying the config."""

@@ -1,0 +1,319 @@
+"""Operator config: a small TOML file that says which packs load and what they may do.
+
+Parsing is all-or-nothing: the whole file is checked into frozen dataclasses
+before anything uses it, and the first problem raises ``ConfigError`` naming
+the file, the key and what was expected. Nothing is ever half-applied.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .config_mcp import McpConfig, McpServerConfig, parse_mcp
+from .config_reader import ConfigError, Reader, kind_of
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CONFIG_ENV = "TOOLREG_CONFIG"
+#: Where a pack's code runs: in the host process, or in a child process of its own.
+ISOLATION_MODES = ("none", "process")
+# Portable environment variable names: what every shell and OS accepts.
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+LOCAL_PREFIX = "local:"
+LOCAL_CONFIG_NAME = "toolreg.toml"
+
+
+@dataclass(frozen=True)
+class PluginEntryConfig:
+    """``[plugins.entries.<id>]``: what one pack may do."""
+
+    allow_tool_override: bool = False
+    version: SpecifierSet | None = None
+    tools: tuple[str, ...] | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    #: ``"none"`` or ``"process"``; None means the ``[plugins] isolation`` default.
+    isolation: str | None = None
+    #: Environment variables an isolated pack's process gets besides the minimal set.
+    env: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PluginsConfig:
+    enabled: tuple[str, ...] | None = None
+    disabled: tuple[str, ...] = ()
+    paths: tuple[Path, ...] = ()
+    entries: Mapping[str, PluginEntryConfig] = field(default_factory=dict)
+    #: Seconds a dispatch hook may run before it counts as failed; 0 turns it off.
+    hook_timeout: float = 10.0
+    #: Seconds a pack's or local plugin's import may take before it counts as failed; 0: no limit.
+    import_timeout: float = 10.0
+    #: Where packs run unless their entry says otherwise: ``"none"`` or ``"process"``.
+    isolation: str = "none"
+
+    def entry(self, plugin_id: str) -> PluginEntryConfig:
+        return self.entries.get(plugin_id, PluginEntryConfig())
+
+    def isolation_of(self, plugin_id: str) -> str:
+        """``"none"`` (in this process) or ``"process"`` (a child process) for one plugin."""
+        return self.entry(plugin_id).isolation or self.isolation
+
+
+@dataclass(frozen=True)
+class ToolsetsConfig:
+    enabled: tuple[str, ...] | None = None
+    disabled: tuple[str, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+    def allows(self, toolset: str, resolve: Callable[[str], str] = str) -> bool:
+        """Whether the enabled/disabled lists keep ``toolset``.
+
+        ``resolve`` turns a name written in the lists (maybe an alias) into the
+        toolset it means.
+        """
+        if self.enabled is not None and toolset not in {resolve(n) for n in self.enabled}:
+            return False
+        return toolset not in {resolve(n) for n in self.disabled}
+
+
+@dataclass(frozen=True)
+class DispatchConfig:
+    #: Validate every call's arguments against its tool's schema.
+    validate: bool = True
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole operator config; ``Config()`` is the built-in default."""
+
+    plugins: PluginsConfig = field(default_factory=PluginsConfig)
+    toolsets: ToolsetsConfig = field(default_factory=ToolsetsConfig)
+    source: Path | None = None
+    dispatch: DispatchConfig = field(default_factory=DispatchConfig)
+    mcp: McpConfig = field(default_factory=McpConfig)
+
+
+def plugin_id(name: str) -> str:
+    """The id config and env vars use for a plugin, however it was spelled.
+
+    Packs are known by their canonical distribution name (``Toolreg_SQLite`` is
+    ``toolreg-sqlite``); local folder plugins by ``local:<stem>``, exactly.
+    """
+    name = name.strip()
+    if name.startswith(LOCAL_PREFIX):
+        return name
+    # packaging.utils pulls in packaging.tags (~20 ms): only pay for it when
+    # there is a name to canonicalise.
+    from packaging.utils import canonicalize_name
+
+    return canonicalize_name(name)
+
+
+def user_config_dir() -> Path:
+    """Where an operator's config lives when nothing more specific is given."""
+    if sys.platform == "win32":
+        base = os.environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
+        return Path(base) / "toolreg"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "toolreg"
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "toolreg"
+
+
+def find_config(path: str | os.PathLike[str] | None = None) -> Path | None:
+    """The config file to use: ``path``, else $TOOLREG_CONFIG, ./toolreg.toml, the user dir."""
+    if path is not None:
+        return Path(path)
+    from_env = os.environ.get(CONFIG_ENV)
+    if from_env:
+        return Path(from_env)
+    for candidate in (Path.cwd() / LOCAL_CONFIG_NAME, user_config_dir() / LOCAL_CONFIG_NAME):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Find, read and check the operator config; the default when there is none.
+
+    An explicitly named file (argument or $TOOLREG_CONFIG) must exist.
+    """
+    source = find_config(path)
+    if source is None:
+        return Config()
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(source, "", f"cannot read the file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            source, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
+    return parse_config(text, source)
+
+
+def parse_config(text: str, source: Path | None = None) -> Config:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, "", f"not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ConfigError(
+            source, "", "nested too deeply to read (arrays or inline tables)"
+        ) from None
+    reader = Reader(source)
+    reader.keys(data, "", {"plugins", "toolsets", "dispatch", "mcp"})
+    plugins = reader.table(data, "plugins")
+    toolsets = reader.table(data, "toolsets")
+    dispatch = reader.table(data, "dispatch")
+    reader.keys(dispatch, "dispatch", {"validate"})
+    validate = reader.typed(dispatch, "dispatch", "validate", bool, "true or false")
+    return Config(
+        plugins=_plugins(reader, plugins),
+        toolsets=_toolsets(reader, toolsets),
+        source=source,
+        dispatch=DispatchConfig(validate=True if validate is None else validate),
+        mcp=parse_mcp(reader, reader.table(data, "mcp")),
+    )
+
+
+def _plugins(reader: Reader, data: dict[str, Any]) -> PluginsConfig:
+    reader.keys(
+        data,
+        "plugins",
+        {"enabled", "disabled", "paths", "entries", "hook_timeout", "import_timeout", "isolation"},
+    )
+    isolation = _isolation(reader, data, "plugins") or "none"
+    hook_timeout = _seconds_or_off(reader, data, "hook_timeout")
+    import_timeout = _seconds_or_off(reader, data, "import_timeout")
+    enabled = _ids(reader.strings(data, "plugins", "enabled"))
+    paths = reader.strings(data, "plugins", "paths") or ()
+    base = reader.source.parent if reader.source is not None else Path.cwd()
+    entries: dict[str, PluginEntryConfig] = {}
+    spellings: dict[str, str] = {}
+    for raw_id, raw in reader.table(data, "plugins.entries").items():
+        canonical = plugin_id(raw_id)
+        key = f"plugins.entries.{raw_id}"
+        if not isinstance(raw, dict):
+            raise ConfigError(reader.source, key, f"expected a table, got {kind_of(raw)}")
+        if canonical in spellings:
+            raise ConfigError(
+                reader.source,
+                key,
+                f"names the same plugin as plugins.entries.{spellings[canonical]} "
+                f"({canonical}); merge the two tables",
+            )
+        spellings[canonical] = raw_id
+        entries[canonical] = entry = _entry(reader, raw, key)
+        if entry.env and (entry.isolation or isolation) != "process":
+            raise ConfigError(
+                reader.source, f"{key}.env", 'only applies to a pack with isolation = "process"'
+            )
+    return PluginsConfig(
+        enabled=enabled,
+        disabled=_ids(reader.strings(data, "plugins", "disabled")) or (),
+        paths=tuple((base / p).resolve() for p in paths),
+        entries=entries,
+        hook_timeout=hook_timeout,
+        import_timeout=import_timeout,
+        isolation=isolation,
+    )
+
+
+def _seconds_or_off(reader: Reader, data: dict[str, Any], key: str) -> float:
+    """``plugins.<key>``: seconds >= 0 (0 turns the deadline off), 10 when absent."""
+    timeout = data.get(key, 10.0)
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout < 0
+    ):
+        raise ConfigError(
+            reader.source, f"plugins.{key}", f"expected a number of seconds >= 0, got {timeout!r}"
+        )
+    return float(timeout)
+
+
+def _entry(reader: Reader, data: dict[str, Any], key: str) -> PluginEntryConfig:
+    reader.keys(
+        data, key, {"allow_tool_override", "version", "tools", "settings", "isolation", "env"}
+    )
+    version = reader.typed(data, key, "version", str, "a version specifier string")
+    specifier = None
+    if version is not None:
+        try:
+            from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+            specifier = SpecifierSet(version)
+        except InvalidSpecifier:
+            raise ConfigError(
+                reader.source,
+                f"{key}.version",
+                f"expected a version specifier such as '>=1.2,<2', got {version!r}",
+            ) from None
+    allow = reader.typed(data, key, "allow_tool_override", bool, "true or false")
+    return PluginEntryConfig(
+        allow_tool_override=bool(allow),
+        version=specifier,
+        tools=reader.strings(data, key, "tools"),
+        settings=dict(reader.table(data, f"{key}.settings")),
+        isolation=_isolation(reader, data, key),
+        env=_env_names(reader, data, key),
+    )
+
+
+def _isolation(reader: Reader, data: dict[str, Any], where: str) -> str | None:
+    mode = reader.typed(data, where, "isolation", str, '"none" or "process"')
+    if mode is not None and mode not in ISOLATION_MODES:
+        raise ConfigError(
+            reader.source, f"{where}.isolation", f'expected "none" or "process", got {mode!r}'
+        )
+    return mode
+
+
+def _env_names(reader: Reader, data: dict[str, Any], where: str) -> tuple[str, ...]:
+    names = reader.strings(data, where, "env") or ()
+    for index, name in enumerate(names):
+        if not _ENV_NAME_RE.fullmatch(name):
+            raise ConfigError(
+                reader.source,
+                f"{where}.env[{index}]",
+                f"expected an environment variable name (letters, digits, '_'), got {name!r}",
+            )
+    return names
+
+
+def _toolsets(reader: Reader, data: dict[str, Any]) -> ToolsetsConfig:
+    reader.keys(data, "toolsets", {"enabled", "disabled", "aliases"})
+    aliases = reader.table(data, "toolsets.aliases")
+    for alias, target in aliases.items():
+        if not isinstance(target, str) or not target:
+            raise ConfigError(
+                reader.source,
+                f"toolsets.aliases.{alias}",
+                f"expected a toolset name (string), got {kind_of(target)}",
+            )
+    return ToolsetsConfig(
+        enabled=reader.strings(data, "toolsets", "enabled"),
+        disabled=reader.strings(data, "toolsets", "disabled") or (),
+        aliases=dict(aliases),
+    )
+
+
+def _ids(values: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    return None if values is None else tuple(plugin_id(v) for v in values)
+
+
+__all__ = ["Config", "ConfigError", "McpConfig", "McpServerConfig", "load_config", "parse_config"]
