@@ -15,7 +15,7 @@ def test_the_wheel_is_toolreg_core_with_one_version_and_a_license(pack_venv):
         info = next(n for n in names if n.endswith(".dist-info/METADATA"))
         meta = email.message_from_bytes(archive.read(info))
     assert meta["Name"] == "toolreg-core"
-    assert meta["Version"] == toolreg.__version__  # written once, in toolreg/__init__.py
+    assert meta["Version"] == toolreg.__version__  # written once, in toolreg/_contract/version.py
     assert meta["Requires-Python"] == ">=3.10", "no upper bound on Python"
     assert meta["License-Expression"] == "MIT"
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)

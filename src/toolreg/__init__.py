@@ -10,6 +10,7 @@ from ._authoring.decorator import tool
 from ._contract.entry import ToolEntry
 from ._contract.result_messages import tool_result_message
 from ._contract.results import is_tool_error, tool_error, tool_result
+from ._contract.version import __version__
 from ._core.decisions import Decision
 from ._core.ownership import PluginPolicy
 from ._core.registry import ToolRegistry, registry
@@ -22,8 +23,6 @@ from ._mcp.api import get_mcp_manager, start_mcp, stop_mcp
 from ._policy.config import Config, ConfigError, load_config, parse_config
 from ._policy.toolsets import apply_config, apply_toolset_config
 from .hookspecs import hookimpl
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Config",

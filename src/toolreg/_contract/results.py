@@ -6,7 +6,18 @@ import json
 import logging
 from typing import Any
 
-from .._core.workers import WorkerInterrupt
+
+class WorkerInterrupt(Exception):
+    """SystemExit or KeyboardInterrupt raised by pack code on a worker thread.
+
+    Carried to the caller as an ordinary exception: a pack's ``sys.exit()`` is
+    a failure of that call, never the end of the host.
+    """
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(original)
+        self.original = original
+
 
 #: Longest error text a failing handler may put in front of the model (or in a log line).
 MAX_ERROR_CHARS = 2048

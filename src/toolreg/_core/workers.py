@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .._contract.results import WorkerInterrupt
+
 
 class DeadlineExceeded(Exception):
     """The call did not finish within its deadline (``started``: whether it ran at all)."""
@@ -30,18 +32,6 @@ class DeadlineExceeded(Exception):
 
 class NoCapacity(Exception):
     """Every worker of the pool is held by a call that ran past its deadline."""
-
-
-class WorkerInterrupt(Exception):
-    """SystemExit or KeyboardInterrupt raised by pack code on a worker thread.
-
-    Carried to the caller as an ordinary exception: a pack's ``sys.exit()`` is
-    a failure of that call, never the end of the host.
-    """
-
-    def __init__(self, original: BaseException) -> None:
-        super().__init__(original)
-        self.original = original
 
 
 def contained(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

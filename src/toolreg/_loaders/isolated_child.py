@@ -24,12 +24,12 @@ import anyio
 import toolreg
 
 from .._policy.config import Config, DispatchConfig, PluginEntryConfig, PluginsConfig
-from ..cli._logs import stdout_to_stderr
 from .isolated_child_server import PackServer, StagingRegistry
 from .isolated_environment import keep_only
 from .isolated_wire import SPEC_ENV, PackSpec
 from .plugins import PluginHost
 from .report import PluginOutcome
+from .stdout_guard import stdout_to_stderr
 
 
 def load(spec: PackSpec, registry: StagingRegistry) -> tuple[PluginOutcome, PluginHost]:

@@ -157,7 +157,7 @@ class PluginHost:
         )
         if record.plugin_id in self.active:
             return self.active[record.plugin_id].outcome
-        from toolreg import __version__
+        from .._contract.version import __version__
 
         verdict = check_enabled(record.plugin_id, self.config, environ()) or check_compatible(
             record.plugin_id, record.version, record.requires_toolreg, __version__, self.config

@@ -36,8 +36,9 @@ from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
-from toolreg import ToolRegistry, __version__, tool_error
-
+from .._contract.results import tool_error
+from .._contract.version import __version__
+from .._core.registry import ToolRegistry
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
 from .http_guard import HttpGuard, is_loopback_host
 from .server_calls import (

@@ -14,9 +14,10 @@ from typing import Any
 import mcp_types as types
 from pydantic import ValidationError
 
-from toolreg import is_tool_error, tool_error
 from toolreg._contract.result_blocks import Media, Resource, read_block
 from toolreg._contract.results import is_multimodal
+
+from .._contract.results import is_tool_error, tool_error
 
 
 def call_result(result: str | dict[str, Any]) -> types.CallToolResult:

@@ -26,7 +26,7 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .. import __version__
+from .._contract.version import __version__
 from .._core.registry import ToolRegistry
 from .._policy.config import McpServerConfig
 from ._entries import build_entries, named_tools

@@ -27,9 +27,10 @@ from toolreg import (
     worker_stats,
 )
 
+from .._loaders.stdout_guard import stdout_to_stderr
 from . import _render
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
-from ._logs import quiet_loading, stdout_to_stderr
+from ._logs import quiet_loading
 from ._plugin_commands import cmd_plugins
 from ._state import state
 

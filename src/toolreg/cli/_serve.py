@@ -24,11 +24,12 @@ from toolreg import (
     reload_plugins,
 )
 
+from .._loaders.stdout_guard import fd1_to_stderr
 from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
 from .._mcp.http_guard import TOKEN_ENV, is_loopback_host
 from ._commands import _did_you_mean, load, workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
-from ._logs import fd1_to_stderr, quiet_loading
+from ._logs import quiet_loading
 from ._state import state
 
 log = logging.getLogger("toolreg.serve")
