@@ -34,6 +34,7 @@ LAYERS = (
 ALLOWED_UPWARD = {
     ("_authoring.decorator", ""),
     ("_loaders.plugins", ""),
+    ("_loaders.api", ""),
     ("_loaders.isolated_child", ""),
 }
 

@@ -18,14 +18,9 @@ from ._core.registry import ToolRegistry, registry
 from ._core.workers import worker_stats
 from ._discovery.builtins import discover_builtin_tools, get_discovery_failures
 from ._discovery.cache_files import get_cache_problems
+from ._loaders.api import get_plugin_host, load_plugins, reload_plugins, unload_plugin
 from ._loaders.hook_runner import HookFailure
-from ._loaders.plugins import (
-    PluginHost,
-    get_plugin_host,
-    load_plugins,
-    reload_plugins,
-    unload_plugin,
-)
+from ._loaders.plugins import PluginHost
 from ._loaders.report import PluginOutcome, PluginReport
 from ._mcp.api import MCP_MISSING as _MCP_MISSING
 from ._mcp.api import get_mcp_manager, start_mcp, stop_mcp

@@ -29,7 +29,8 @@ from ._contract.schemas import parameters_of
 from ._core.registry import ToolRegistry
 from ._discovery.builtins import discover_builtin_tools
 from ._discovery.entrypoints import PackRecord, find_packs
-from ._loaders.plugins import PluginHost, _hosts, _registry_as_singleton
+from ._loaders.api import _hosts
+from ._loaders.plugins import PluginHost, _registry_as_singleton
 from ._loaders.report import PluginReport
 from ._policy.admission import DISABLE_AUTOLOAD_ENV, PLUGINS_ENV
 from ._policy.config import CONFIG_ENV, Config, parse_config

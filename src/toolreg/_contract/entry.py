@@ -73,3 +73,14 @@ class ToolEntry:
 
     def __repr__(self) -> str:
         return f"ToolEntry(name={self.name!r}, toolset={self.toolset!r})"
+
+
+def make_options(name: str, validate: bool, timeout: float | None) -> ToolOptions:
+    """Dispatch options for one tool; ValueError naming it for a bad ``timeout``."""
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+    ):
+        raise ValueError(f"Tool {name!r}: timeout must be a positive number of seconds")
+    if validate and timeout is None:
+        return DEFAULT_OPTIONS
+    return ToolOptions(validate=bool(validate), timeout=timeout)

@@ -17,85 +17,25 @@ from typing import Any, Protocol
 
 from .._contract.entry import DEFAULT_OPTIONS, ToolEntry, ToolOptions
 from .._contract.results import (
-    clip,
-    describe_exception,
-    log_failure,
-    plain_result,
-    printable,
-    tool_error,
     truncate,
     type_name,
 )
 from .._contract.validation import Checker, compile_checker, invalid_arguments, parse_json_args
 from .async_bridge import run_coroutine
-from .timeouts import DeadlineExceeded, await_with_deadline, call_with_deadline
-from .workers import NoCapacity, WorkerInterrupt, contained
+from .call_outcomes import (
+    blocked,
+    call_failed,
+    cap,
+    failed,
+    hook_result,
+    internal,
+    off_contract,
+    unknown,
+)
+from .timeouts import await_with_deadline, call_with_deadline
+from .workers import WorkerInterrupt, contained
 
 logger = logging.getLogger("toolreg.dispatch")
-
-#: What dispatch answers when even building an error failed.
-_LAST_RESORT = tool_error("Internal error in toolreg while dispatching", error_type="internal")
-
-
-def _failed(name: str, exc: BaseException) -> str:
-    described = describe_exception(exc)
-    log_failure(logger, f"Tool {name} failed: {described}", exc)
-    return tool_error(clip(f"Tool execution failed: {described}"))
-
-
-def _unknown(name: Any) -> str:
-    text = name if type(name) is str else printable(name)
-    return tool_error(clip(f"Unknown tool: {text}"))
-
-
-def _internal(name: Any, exc: BaseException) -> str:
-    """What escaped every other guard: a name too odd to look up, or a toolreg bug."""
-    try:
-        if type(name) is not str:
-            return _unknown(name)  # an unhashable or misbehaving name names no tool
-        described = describe_exception(exc)
-        log_failure(logger, f"Dispatch of tool {clip(name, 200)} failed: {described}", exc)
-        return tool_error(
-            clip(f"Internal error in toolreg while dispatching {name}: {described}"),
-            error_type="internal",
-            tool=clip(name, 200),
-        )
-    except KeyboardInterrupt:
-        raise
-    except BaseException:
-        return _LAST_RESORT
-
-
-def _off_contract(entry: ToolEntry, result: Any) -> str | dict[str, Any]:
-    """Results other than a plain str: coroutines, subclasses, multimodal, or a contract error."""
-    try:
-        if type(result) is CoroutineType:
-            # An ``async def`` handler registered without is_async=True: run it
-            # rather than hand the model a coroutine repr.
-            try:
-                result = run_coroutine(result)
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:
-                return _failed(entry.name, exc)
-        plain = plain_result(result)
-    except KeyboardInterrupt:
-        raise
-    except BaseException:  # an object whose very type checks raise
-        plain = None
-    if type(plain) is str:
-        return _cap(entry, plain)
-    if plain is not None:
-        return plain
-    result_type = type_name(result)
-    logger.error("Tool %s returned unsupported result type %s", entry.name, result_type)
-    return tool_error(
-        f"Tool {entry.name} returned {result_type}; a tool must return a str "
-        'or a multimodal dict {"_multimodal": true, "content": [...]}',
-        error_type="tool_result_contract",
-        tool=entry.name,
-        result_type=result_type,
-    )
 
 
 def _parsed(name: str, args: Any) -> tuple[Any, str | None]:
@@ -122,62 +62,6 @@ def _checked(plan: _Plan, args: Any) -> tuple[Any, str | None]:
             name, f"the arguments must be a JSON object, not {type_name(args)}"
         )
     return args, None
-
-
-def _call_failed(plan: _Plan, exc: BaseException) -> str:
-    """The tool_error for a call that raised: past its deadline, no worker, or the handler's own."""
-    if isinstance(exc, DeadlineExceeded):
-        return _timed_out(plan.entry, plan.timeout, exc)
-    if isinstance(exc, NoCapacity):
-        return _no_capacity(plan.entry, exc)
-    return _failed(plan.entry.name, exc)
-
-
-def _timed_out(entry: ToolEntry, timeout: float | None, exc: DeadlineExceeded) -> str:
-    logger.error("Tool %s timed out after %gs", entry.name, timeout or 0)
-    if not exc.started:
-        return tool_error(
-            f"Tool {entry.name} did not start within its {timeout:g} s timeout: "
-            "every tool worker was busy",
-            error_type="timeout",
-            tool=entry.name,
-        )
-    return tool_error(
-        f"Tool {entry.name} timed out after {timeout:g} s and was abandoned",
-        error_type="timeout",
-        tool=entry.name,
-    )
-
-
-def _blocked(name: str, message: Any) -> str:
-    text = message if type(message) is str else printable(message)
-    return tool_error(clip(text), error_type="blocked", tool=name)
-
-
-def _hook_result(name: str, result: Any) -> str | dict[str, Any]:
-    """What the hooks' ``after`` returned, held to the same contract as a handler's result."""
-    plain = plain_result(result)
-    if plain is not None:
-        return plain
-    return tool_error(
-        f"The dispatch hooks returned {type_name(result)} for tool {name}, "
-        "not a str or a multimodal dict",
-        error_type="blocked",
-        tool=name,
-    )
-
-
-def _no_capacity(entry: ToolEntry, exc: NoCapacity) -> str:
-    message = f"Tool {entry.name} was not started: {exc}"
-    logger.error("%s", message)
-    return tool_error(message, error_type="no_capacity", tool=entry.name)
-
-
-def _cap(entry: ToolEntry, result: str) -> str:
-    limit = entry.max_result_size_chars
-    if limit is None or len(result) <= limit:
-        return result
-    return truncate(result, limit)
 
 
 class DispatchHooks(Protocol):
@@ -222,10 +106,10 @@ def _dispatch_checked(plan: _Plan, args: Any, kwargs: dict[str, Any]) -> str | d
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        return _call_failed(plan, exc)
+        return call_failed(plan.entry, plan.timeout, exc)
     if type(result) is str:
-        return _cap(entry, result)
-    return _off_contract(entry, result)
+        return cap(entry, result)
+    return off_contract(entry, result)
 
 
 class DispatchMixin:
@@ -285,7 +169,7 @@ class DispatchMixin:
                 return self._hooked_dispatch(name, args, kwargs)
             plan = self._plans.get(name) or self._plan(name)
             if plan is None:
-                return _unknown(name)
+                return unknown(name)
             if not plan.direct or type(args) is not dict:
                 return _dispatch_checked(plan, args, kwargs)
             entry = plan.entry
@@ -294,17 +178,17 @@ class DispatchMixin:
             except KeyboardInterrupt:
                 raise  # Ctrl-C, on the caller's own thread
             except BaseException as exc:
-                return _failed(name, exc)
+                return failed(name, exc)
             if type(result) is str:
                 limit = entry.max_result_size_chars
                 if limit is None or len(result) <= limit:
                     return result
                 return truncate(result, limit)
-            return _off_contract(entry, result)
+            return off_contract(entry, result)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
-            return _internal(name, exc)
+            return internal(name, exc)
 
     async def adispatch(
         self, name: str, args: dict[str, Any], /, **kwargs: Any
@@ -317,14 +201,14 @@ class DispatchMixin:
         except BaseException as exc:
             if _cancelled_from_outside(exc):
                 raise
-            return _internal(name, exc)
+            return internal(name, exc)
 
     async def _adispatch(
         self, name: str, args: Any, kwargs: dict[str, Any]
     ) -> str | dict[str, Any]:
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
-            return _unknown(name)
+            return unknown(name)
         entry = plan.entry
         args, problem = _checked(plan, args)
         if problem is not None:
@@ -343,10 +227,10 @@ class DispatchMixin:
         except BaseException as exc:
             if _cancelled_from_outside(exc):
                 raise
-            return _call_failed(plan, exc)
+            return call_failed(plan.entry, plan.timeout, exc)
         if type(result) is str:
-            return _cap(entry, result)
-        return _off_contract(entry, result)
+            return cap(entry, result)
+        return off_contract(entry, result)
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
@@ -359,7 +243,7 @@ class DispatchMixin:
         """``dispatch`` without the hooks: the general path, which covers the fast one."""
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
-            return _unknown(name)
+            return unknown(name)
         return _dispatch_checked(plan, args, kwargs)
 
     def _hooked_dispatch(
@@ -373,16 +257,16 @@ class DispatchMixin:
             args, problem = _parsed(name, args)
             if problem is not None:
                 return problem
-            blocked = hooks.before(name, args)
-            if blocked is not None:
-                return _blocked(name, blocked)
+            refusal = hooks.before(name, args)
+            if refusal is not None:
+                return blocked(name, refusal)
             result = self._dispatch(name, args, kwargs)
             after = hooks.after(name, args, result)
-            return after if type(after) is str else _hook_result(name, after)
+            return after if type(after) is str else hook_result(name, after)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
-            return _internal(name, exc)
+            return internal(name, exc)
 
     async def _hooked_adispatch(
         self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
@@ -397,16 +281,16 @@ class DispatchMixin:
             # Hooks are synchronous and may block: keep them off the event loop.
             import asyncio
 
-            blocked = await asyncio.to_thread(contained, hooks.before, name, args)
-            if blocked is not None:
-                return _blocked(name, blocked)
+            refusal = await asyncio.to_thread(contained, hooks.before, name, args)
+            if refusal is not None:
+                return blocked(name, refusal)
             result = await self._adispatch(name, args, kwargs)
             after = await asyncio.to_thread(contained, hooks.after, name, args, result)
-            return after if type(after) is str else _hook_result(name, after)
+            return after if type(after) is str else hook_result(name, after)
         except BaseException as exc:
             if _cancelled_from_outside(exc):
                 raise
-            return _internal(name, exc)
+            return internal(name, exc)
 
 
 async def _awaited(coro: Any) -> Any:

@@ -1,4 +1,6 @@
-"""The tool table: registration, conflict rules, ownership, lookups.
+"""The tool table: registration, removal, aliases and lookups, through the write gate.
+
+The rules themselves live in :mod:`.gate`; who is calling, in :mod:`.policy_seam`.
 
 Readers never lock and never copy: every write builds a new dict and publishes
 it with one attribute assignment, which is atomic under the GIL (and under
@@ -20,10 +22,12 @@ from .._contract.entry import (
     SchemaOverrides,
     ToolEntry,
     ToolOptions,
+    make_options,
 )
 from .._contract.schemas import check_registration, check_result_limit
 from .decisions import Action, Decision, DecisionLog
 from .gate import judge, judge_alias, judge_removal
+from .override_history import OverrideHistory
 from .ownership import Owner, PluginPolicy
 from .policy_seam import PolicySeamMixin
 
@@ -50,9 +54,8 @@ class ToolTable(PolicySeamMixin):
         self._generation = 0
         self._init_policy_seam()
         self._log = DecisionLog(decision_log_size)
-        # name -> [(displaced slot, label of who displaced it)], so unloading a
-        # plugin can put back what it overrode.
-        self._shadowed: dict[str, list[tuple[Slot, str]]] = {}
+        # So unloading a plugin can put back what it overrode.
+        self._history = OverrideHistory()
 
     # -- reads: lock-free -------------------------------------------------
 
@@ -261,30 +264,7 @@ class ToolTable(PolicySeamMixin):
         with self._lock:
             owned = sorted(name for name, meta in self._meta.items() if meta[0].label == label)
             self._check_removal(owned, callers, "remove_owner")
-            restored: dict[str, Slot] = {}
-            for name in list(self._shadowed):
-                records = self._shadowed[name]
-                mine = [slot for slot, by in records if by == label]
-                # The earliest record it made holds what stood before it.
-                below = mine[0] if mine else None
-                if below is not None and name in owned:
-                    restored[name] = below
-                kept: list[tuple[Slot, str]] = []
-                for slot, by in records:
-                    if by == label:
-                        continue
-                    if slot[1].label == label:
-                        # Its entry, displaced by a later overrider: when that one
-                        # goes, what this owner displaced comes back, never this
-                        # owner's own (soon stale) entry.
-                        if below is not None and name not in owned:
-                            kept.append((below, by))
-                        continue
-                    kept.append((slot, by))
-                if kept:
-                    self._shadowed[name] = kept
-                else:
-                    del self._shadowed[name]
+            restored = self._history.forget_owner(label, owned)
             removed = tuple(name for name in owned if name not in restored)
             if owned:
                 self._publish(restored, removed=removed, action="restored")
@@ -361,7 +341,7 @@ class ToolTable(PolicySeamMixin):
             if old is not None and old_meta is not None:
                 gone.setdefault(old.toolset, set()).add(name)
                 if verb == "overridden":
-                    self._shadowed.setdefault(name, []).append(((old, *old_meta), owner.label))
+                    self._history.record(name, (old, *old_meta), owner.label)
             came.setdefault(entry.toolset, set()).add(name)
             decisions.append((verb, entry, owner, old, old_meta[0] if old_meta else None))
         toolsets = dict(self._toolsets)
@@ -416,13 +396,3 @@ class ToolTable(PolicySeamMixin):
                 replaced=previous,
             )
         )
-
-
-def make_options(name: str, validate: bool, timeout: float | None) -> ToolOptions:
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
-    ):
-        raise ValueError(f"Tool {name!r}: timeout must be a positive number of seconds")
-    if validate and timeout is None:
-        return DEFAULT_OPTIONS
-    return ToolOptions(validate=bool(validate), timeout=timeout)

@@ -38,7 +38,7 @@ from .._policy.admission import (
     check_namespaces,
     environ,
 )
-from .._policy.config import Config, load_config
+from .._policy.config import Config
 from .hook_runner import HookFailure, HookImpl, HookRunner
 from .import_guard import ImportTimeout, import_with_deadline
 from .report import PluginOutcome, PluginReport
@@ -366,56 +366,3 @@ class PluginHost:
         runner = HookRunner(*impls.values(), timeout=self.config.plugins.hook_timeout)
         self.hooks = runner if runner else None
         self.registry.set_dispatch_hooks(self.hooks)
-
-
-_hosts: weakref.WeakKeyDictionary[ToolRegistry, PluginHost] = weakref.WeakKeyDictionary()
-
-
-def get_plugin_host(registry: ToolRegistry | None = None) -> PluginHost | None:
-    """The host that loaded plugins into ``registry`` (the singleton by default)."""
-    import toolreg
-
-    return _hosts.get(registry if registry is not None else toolreg.registry)
-
-
-def load_plugins(
-    config: Config | None = None, registry: ToolRegistry | None = None
-) -> PluginReport:
-    """Load every admitted tool pack into ``registry`` and report on each.
-
-    ``config`` defaults to the operator config found by ``load_config()``;
-    ``registry`` to ``toolreg.registry``. Calling it again loads packs that
-    are new since, and leaves loaded ones as they are.
-    """
-    import toolreg
-
-    target = registry if registry is not None else toolreg.registry
-    host = _hosts.get(target)
-    if host is None or (config is not None and config is not host.config):
-        if host is not None:
-            host.unload_all()
-        host = PluginHost(target, config if config is not None else load_config())
-        _hosts[target] = host
-    return host.load_all()
-
-
-def unload_plugin(plugin_id: str, registry: ToolRegistry | None = None) -> bool:
-    """Unload one plugin by id; False when it is not loaded."""
-    host = get_plugin_host(registry)
-    return host.unload(plugin_id) if host is not None else False
-
-
-def reload_plugins(
-    config: Config | None = None, registry: ToolRegistry | None = None
-) -> PluginReport:
-    """Unload every plugin, then load them again (with ``config`` if given)."""
-    import toolreg
-
-    target = registry if registry is not None else toolreg.registry
-    host = _hosts.get(target)
-    if host is not None:
-        host.unload_all()
-        if config is None:
-            config = host.config
-        del _hosts[target]
-    return load_plugins(config, target)
