@@ -289,3 +289,21 @@ def test_concurrent_writers_lose_nothing(reg):
 def test_a_trailing_newline_is_not_a_valid_name(reg):
     with pytest.raises(ValueError, match="Invalid tool name"):
         reg.register("read\n", "alpha", {}, ok)
+
+
+def test_dispatch_plans_follow_a_change_whatever_the_order_of_bases(clock):
+    """Caches learn of changes through one explicit listener, not the MRO."""
+    from toolreg._core.definitions import DefinitionsMixin
+    from toolreg._core.dispatch import DispatchMixin
+    from toolreg._core.table import ToolTable
+
+    class Reordered(ToolTable, DefinitionsMixin, DispatchMixin):
+        __init__ = ToolRegistry.__init__
+        _live_entries = ToolRegistry._live_entries
+
+    for cls in (ToolRegistry, Reordered):
+        reg = cls(clock=clock)
+        reg.register("t", "ts", schema("t"), lambda args: "old")
+        assert reg.dispatch("t", {}) == "old"  # the plan is cached now
+        reg.register("t", "ts", schema("t"), lambda args: "new")
+        assert reg.dispatch("t", {}) == "new", cls.__name__

@@ -118,11 +118,13 @@ class DispatchMixin:
     _tools: dict[str, ToolEntry]
     get_options: Callable[[str], ToolOptions | None]
     _require_host: Callable[[str], None]
+    _on_change: Callable[[Callable[[frozenset[str]], None]], None]
 
     def _init_dispatch(self) -> None:
         self._dispatch_hooks: DispatchHooks | None = None
         self._plans: dict[str, _Plan] = {}
         self._validation = True
+        self._on_change(self._forget_plans)
 
     # -- plans ----------------------------------------------------------------
 
@@ -141,7 +143,7 @@ class DispatchMixin:
             self._plans.pop(name, None)
         return plan
 
-    def _after_publish(self, names: Iterable[str]) -> None:
+    def _forget_plans(self, names: Iterable[str]) -> None:
         for name in names:
             self._plans.pop(name, None)
 

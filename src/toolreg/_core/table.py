@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .._contract.entry import (
@@ -56,6 +56,7 @@ class ToolTable(PolicySeamMixin):
         self._log = DecisionLog(decision_log_size)
         # So unloading a plugin can put back what it overrode.
         self._history = OverrideHistory()
+        self._change_listeners: list[Callable[[frozenset[str]], None]] = []
 
     # -- reads: lock-free -------------------------------------------------
 
@@ -363,7 +364,9 @@ class ToolTable(PolicySeamMixin):
         # path's lookup is then a C call, with no Python frame in between.
         self.get_entry = tools.get  # type: ignore[method-assign]
         self._generation += 1
-        self._after_publish(set(removed) | added.keys())
+        changed = frozenset(removed) | added.keys()
+        for listener in self._change_listeners:
+            listener(changed)
         for verb, entry, owner, old, old_owner in decisions:
             self._record(verb, entry, owner, "", old, old_owner)
 
@@ -371,8 +374,13 @@ class ToolTable(PolicySeamMixin):
         meta = self._meta.get(name)
         return meta[0] if meta is not None else None
 
-    def _after_publish(self, names: Iterable[str]) -> None:
-        """Called under the lock once ``names`` changed; caches above the table hook in."""
+    def _on_change(self, listener: Callable[[frozenset[str]], None]) -> None:
+        """Call ``listener`` with the changed names after every publish (under the lock).
+
+        The one way caches above the table (dispatch plans) learn of a change:
+        explicit, so it never depends on the order of a class's bases.
+        """
+        self._change_listeners.append(listener)
 
     def _record(
         self,
