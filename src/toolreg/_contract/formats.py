@@ -14,44 +14,16 @@ the pages they come from are in docs/formats.md.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Callable
 from typing import Any
 
 from .gemini_schema import to_gemini_schema
-from .schemas import TOOL_NAME_RE
+from .names import ANTHROPIC_NAME, GEMINI_NAME, MCP_NAME, OPENAI_NAME, NameRule
 
 Formatter = Callable[[str, str, dict[str, Any]], dict[str, Any]]
 
-# (pattern, the rule as the error message states it). fullmatch, never "$":
-# "$" also matches before a trailing newline.
-_NameRule = tuple[re.Pattern[str], str]
 
-# OpenAI and Anthropic state the same rule. OpenAI's Chat Completions and Responses
-# share one function-calling backend: "a-z, A-Z, 0-9, or contain underscores and
-# dashes, with a maximum length of 64"; Anthropic's tool-use guide: "Must match the
-# regex ^[a-zA-Z0-9_-]{1,64}$".
-_OPENAI_NAME: _NameRule = (
-    re.compile(r"[A-Za-z0-9_-]{1,64}"),
-    "1-64 characters of letters, digits, '_' and '-'",
-)
-_ANTHROPIC_NAME = _OPENAI_NAME
-# Gemini: "Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or
-# contain underscores, dots and dashes, with a maximum length of 64." (Newer pages
-# also allow ':', which registry names never contain.)
-_GEMINI_NAME: _NameRule = (
-    re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}"),
-    "1-64 characters of letters, digits, '_', '.' and '-', starting with a letter or '_'",
-)
-# MCP 2025-11-25, "Tool names": 1-128 of A-Z a-z 0-9 _ - ., the registry's own rule,
-# so its own pattern (whose "^...$" fullmatch makes harmless).
-_MCP_NAME: _NameRule = (
-    TOOL_NAME_RE,
-    "1-128 characters of letters, digits, '_', '.' and '-'",
-)
-
-
-def _check(name: str, parameters: dict[str, Any], rule: _NameRule, provider: str) -> None:
+def _check(name: str, parameters: dict[str, Any], rule: NameRule, provider: str) -> None:
     """Raise ValueError, naming the tool, unless ``provider`` takes the name and
     ``parameters`` is an object schema (every provider wants one)."""
     pattern, text = rule
@@ -69,7 +41,7 @@ def _object_schema(parameters: dict[str, Any]) -> dict[str, Any]:
 
 
 def _openai(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    _check(name, parameters, _OPENAI_NAME, "OpenAI")
+    _check(name, parameters, OPENAI_NAME, "OpenAI")
     return {
         "type": "function",
         "function": {
@@ -81,7 +53,7 @@ def _openai(name: str, description: str, parameters: dict[str, Any]) -> dict[str
 
 
 def _openai_responses(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    _check(name, parameters, _OPENAI_NAME, "OpenAI")
+    _check(name, parameters, OPENAI_NAME, "OpenAI")
     return {
         "type": "function",
         "name": name,
@@ -95,7 +67,7 @@ def _openai_responses(name: str, description: str, parameters: dict[str, Any]) -
 
 
 def _anthropic(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    _check(name, parameters, _ANTHROPIC_NAME, "Anthropic")
+    _check(name, parameters, ANTHROPIC_NAME, "Anthropic")
     return {
         "name": name,
         "description": description,
@@ -104,7 +76,7 @@ def _anthropic(name: str, description: str, parameters: dict[str, Any]) -> dict[
 
 
 def _gemini(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    _check(name, parameters, _GEMINI_NAME, "Gemini")
+    _check(name, parameters, GEMINI_NAME, "Gemini")
     schema = to_gemini_schema(parameters)  # builds new dicts and lists throughout
     declaration: dict[str, Any] = {"name": name, "description": description}
     # A function without parameters leaves them unset: an object schema with no
@@ -115,7 +87,7 @@ def _gemini(name: str, description: str, parameters: dict[str, Any]) -> dict[str
 
 
 def _mcp(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    _check(name, parameters, _MCP_NAME, "MCP")
+    _check(name, parameters, MCP_NAME, "MCP")
     return {
         "name": name,
         "description": description,

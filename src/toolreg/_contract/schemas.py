@@ -8,21 +8,12 @@ mid-conversation.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+from .names import check_tool_name
 from .schema_limits import check_validatable
 
-TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
-
-
-def check_tool_name(name: Any) -> None:
-    if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
-        raise ValueError(
-            f"Invalid tool name {name!r}: expected 1-128 characters "
-            "of letters, digits, '_', '.', '-'"
-        )
 
 
 def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> None:

@@ -26,14 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .._contract.entry import ToolEntry
+from .._contract.names import MCP_PREFIX, is_mcp
 from .decisions import Action
 from .ownership import Owner, PluginPolicy
-
-MCP_PREFIX = "mcp-"
-
-
-def is_mcp(toolset: str) -> bool:
-    return toolset.startswith(MCP_PREFIX)
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .._contract.entry import Handler
+from .._contract.names import MCP_PREFIX, is_mcp
 from .decisions import Decision, DecisionLog
-from .gate import MCP_PREFIX, is_mcp, judge_host_action
+from .gate import judge_host_action
 from .ownership import (
     BUILTIN_LABEL,
     HOST_LABEL,

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import ToolEntry
+from .._contract.names import registry_name, sanitise, wanted
 from .._contract.schemas import check_registration
 from .calls import call_sync
 from .convert import description, parameters
-from .names import registry_name, sanitise, wanted
 
 if TYPE_CHECKING:
     from .session import ServerLink

@@ -20,11 +20,11 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from .._contract.names import toolset_name
 from .._core.registry import ToolRegistry
 from .._core.registry import registry as default_registry
 from .._policy.config import Config, McpConfig, McpServerConfig
 from .claims import NameClaims
-from .names import toolset_name
 from .session import ReconnectPolicy, ServerLink
 
 logger = logging.getLogger("toolreg.mcp")

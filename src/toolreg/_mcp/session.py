@@ -26,12 +26,12 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from .._contract.names import toolset_name
 from .._contract.version import __version__
 from .._core.registry import ToolRegistry
 from .._policy.config import McpServerConfig
 from ._entries import build_entries, named_tools
 from .claims import NameClaims
-from .names import toolset_name
 from .transport import connection_lost, describe, open_transport
 
 logger = logging.getLogger("toolreg.mcp")

@@ -19,7 +19,7 @@ from string import Template
 from packaging.version import Version
 
 from toolreg import __version__
-from toolreg._core.gate import MCP_PREFIX, is_mcp
+from toolreg._contract.names import MAX_PROVIDER_TOOL_NAME, MCP_PREFIX, is_mcp
 from toolreg._core.ownership import reserved_label
 from toolreg._discovery.dist_info import DISTRIBUTION
 from toolreg._policy.admission import RESERVED_PACK_NAMESPACES
@@ -29,8 +29,6 @@ from ._errors import EXIT_OK, EXIT_USAGE, CliError
 
 # PEP 508 / the core metadata spec: what pip accepts as a distribution name.
 _DIST_NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.IGNORECASE)
-# The strictest provider limit on tool names (OpenAI, Anthropic, Gemini).
-_MAX_TOOL_NAME = 64
 
 _PYPROJECT = """\
 [build-system]
@@ -278,10 +276,10 @@ def pack_names(name: str) -> PackNames:
             EXIT_USAGE,
         )
     tool = toolset.replace("-", "_") + "_hello"
-    if len(tool) > _MAX_TOOL_NAME:
+    if len(tool) > MAX_PROVIDER_TOOL_NAME:
         raise CliError(
             f"{name!r} is too long: its example tool {tool!r} would exceed the "
-            f"{_MAX_TOOL_NAME} characters providers allow in a tool name",
+            f"{MAX_PROVIDER_TOOL_NAME} characters providers allow in a tool name",
             EXIT_USAGE,
         )
     return PackNames(name, plugin_id, module, toolset, tool)
