@@ -1,3 +1,3 @@
-from toolreg.cli import main
+from toolreg.cli import run
 
-raise SystemExit(main())
+run()
