@@ -14,8 +14,7 @@ from collections.abc import Callable
 from typing import Any, ParamSpec
 
 from toolreg import tool_error
-
-from ._workspace import WorkspaceError
+from toolreg.workspace import WorkspaceError
 
 Handler = Callable[..., str]
 P = ParamSpec("P")

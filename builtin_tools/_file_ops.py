@@ -3,7 +3,7 @@
 Kept apart from the registration table so each module stays small;
 ``_file_search`` holds ``search_files``. Every handler is wrapped by
 ``guarded``, so argument, workspace and OS errors come back as ``tool_error``
-JSON rather than exceptions. Paths are opened through ``_workspace``, by
+JSON rather than exceptions. Paths are opened through ``toolreg.workspace``, by
 descriptor, and only regular files are read or written.
 """
 
@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from toolreg import tool_error, tool_result
+from toolreg.workspace import create_or_truncate, open_directory, open_regular_file
 
 from ._common import bool_arg, guarded, int_arg, str_arg
-from ._workspace import create_or_truncate, open_directory, open_regular_file
 
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000  # one minified line must not eat the whole budget

@@ -21,11 +21,11 @@ import regex
 
 from toolreg import tool_error, tool_result
 from toolreg._contract.bounded_regex import RegexTimeout, time_budget
+from toolreg.workspace import DIR_FLAGS, FILE_FLAGS, Opened, open_file_or_directory
 
 from ._common import guarded, int_arg, str_arg
 from ._file_ops import SNIFF_BYTES, clip_line, is_binary
 from ._line_search import LineMatcher
-from ._workspace import DIR_FLAGS, FILE_FLAGS, Opened, open_file_or_directory
 
 MAX_SEARCH_RESULTS = 1000
 MAX_SEARCH_FILE_BYTES = 5_000_000  # bigger files are almost never what a regex search wants

@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from toolreg import registry
+from toolreg.workspace import supports_descriptor_paths
 
 from . import _file_ops, _file_search
 from ._file_ops import MAX_READ_LINES
 from ._file_search import MAX_SEARCH_RESULTS
-from ._workspace import supports_descriptor_paths
 
 _REL = "Relative paths are taken from the workspace root; paths outside it are refused."
 

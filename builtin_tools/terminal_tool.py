@@ -16,9 +16,9 @@ import time
 from typing import IO, Annotated
 
 from toolreg import registry, tool_error, tool_result
+from toolreg.workspace import workspace_root
 
 from ._common import check_range, handler_of, reports_errors
-from ._workspace import workspace_root
 
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from builtin_tools._workspace import (
+import toolreg.workspace as workspace_module
+from conftest import needs_symlinks
+from toolreg.workspace import (
     Opened,
     WorkspaceError,
     create_or_truncate,
@@ -18,7 +20,6 @@ from builtin_tools._workspace import (
     workspace_root,
     workspace_warning,
 )
-from conftest import needs_symlinks
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
 
@@ -258,3 +259,73 @@ def test_no_warning_when_set_or_in_a_project(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TOOLREG_WORKSPACE", str(tmp_path))
     assert workspace_warning() is None, "a home directory chosen on purpose is not warned about"
+
+
+# --- a pack's use of the public module ------------------------------------------------------
+
+
+def pack_read(path: str) -> str:
+    """What a pack's read tool does: open through the jail, then read the descriptor."""
+    opened = workspace_module.open_regular_file(path)
+    with open(opened.fd, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def pack_write(path: str, text: str) -> str:
+    """What a pack's write tool does: open (or create) through the jail, then truncate."""
+    opened = workspace_module.create_or_truncate(path)
+    with open(opened.fd, "w", encoding="utf-8") as fh:
+        fh.truncate(0)
+        fh.write(text)
+    return opened.rel
+
+
+def test_the_public_module_is_what_the_builtins_use() -> None:
+    import builtin_tools._common
+    import builtin_tools._file_ops
+
+    assert builtin_tools._common.WorkspaceError is workspace_module.WorkspaceError
+    assert builtin_tools._file_ops.open_regular_file is workspace_module.open_regular_file
+    assert all(hasattr(workspace_module, name) for name in workspace_module.__all__)
+
+
+def test_a_pack_reads_and_writes_inside(workspace: Path) -> None:
+    (workspace / "d").mkdir()
+    assert pack_write("d/../d/notes.txt", "hello") == "d/notes.txt"
+    assert pack_read(str(workspace / "d" / "notes.txt")) == "hello"
+
+
+@needs_symlinks
+@pytest.mark.parametrize(
+    "path", ["../outside/secret.txt", "d/../../outside/secret.txt", "ABSOLUTE", "link/secret.txt",
+             "file-link", "d/up/secret.txt"],
+)  # fmt: skip
+def test_a_pack_cannot_escape(workspace: Path, outside: Path, path: str) -> None:
+    (workspace / "d").mkdir()
+    (workspace / "link").symlink_to(outside)
+    (workspace / "file-link").symlink_to(outside / "secret.txt")
+    (workspace / "d" / "up").symlink_to("../../outside")
+    path = str(outside / "secret.txt") if path == "ABSOLUTE" else path
+    with pytest.raises(workspace_module.WorkspaceError, match="outside the workspace root"):
+        pack_read(path)
+    with pytest.raises(workspace_module.WorkspaceError, match="outside the workspace root"):
+        pack_write(path, "overwritten")
+    assert (outside / "secret.txt").read_text() == "top secret\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+@needs_symlinks
+def test_a_pack_cannot_create_outside_through_a_linked_directory(
+    workspace: Path, outside: Path
+) -> None:
+    (workspace / "link").symlink_to(outside)
+    with pytest.raises(workspace_module.WorkspaceError, match="outside the workspace root"):
+        pack_write("link/new/dirs/x.txt", "x")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"], "no directory was made"
+
+
+@needs_fifo
+def test_a_pack_is_never_handed_a_fifo(workspace: Path) -> None:
+    os.mkfifo(workspace / "pipe")
+    with pytest.raises(workspace_module.WorkspaceError, match="only regular files"):
+        pack_read("pipe")

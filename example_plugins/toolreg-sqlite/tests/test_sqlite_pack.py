@@ -231,7 +231,7 @@ def test_runaway_query_is_interrupted(workspace: Path) -> None:
 
 def test_missing_database_is_not_created(workspace: Path) -> None:
     message = error(sqlite_query({"database": "new.db", "sql": "SELECT 1"}))
-    assert message == "database file 'new.db' does not exist in the workspace"
+    assert message == "path 'new.db' does not exist"
     assert not (workspace / "new.db").exists()
 
 
@@ -247,7 +247,7 @@ def test_subdirectory_and_directory(workspace: Path) -> None:
     (workspace / "data").mkdir()
     make_db(workspace / "data" / "more.db")
     assert ok(sqlite_list_tables({"database": "data/more.db"}))["tables"][1]["name"] == "items"
-    assert "is not a file" in error(sqlite_list_tables({"database": "data"}))
+    assert "is a directory, not a file" in error(sqlite_list_tables({"database": "data"}))
 
 
 # -- end to end: the real loader (toolreg's pytest plugin: tool_registry, load_pack) -------

@@ -28,6 +28,7 @@ from toolreg import (
 )
 
 from .._loaders.stdout_guard import stdout_to_stderr
+from ..workspace import workspace_warning
 from . import _render
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from ._logs import quiet_loading
@@ -249,10 +250,6 @@ def doctor_report() -> dict[str, Any]:
 def workspace_warnings() -> list[str]:
     """The built-in file and terminal tools' warning about a root nobody chose, if loaded."""
     if not any(registry.get_tool_names_for_toolset(ts) for ts in ("file", "terminal")):
-        return []
-    try:
-        from builtin_tools._workspace import workspace_warning
-    except ImportError:  # a host that ships without the built-in tools
         return []
     warning = workspace_warning()
     return [warning] if warning else []

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from toolreg import hookimpl, registry, tool_error, tool_result
+from toolreg.workspace import WORKSPACE_ENV, WorkspaceError, workspace_root
 
 from ._run import MAX_STREAM_CHARS, run_program
 
@@ -38,7 +39,6 @@ DEFAULT_TIMEOUT = 5.0
 MAX_TIMEOUT = 10.0
 #: The only environment variables a program sees.
 ENV_KEEP = ("PATH", "HOME", "LANG", "LC_ALL", "TOOLREG_WORKSPACE")
-WORKSPACE_ENV = "TOOLREG_WORKSPACE"
 
 # Replaced as a whole by toolreg_configure; readers take one reference, so a
 # call never sees half an update.
@@ -74,16 +74,6 @@ def toolreg_configure(settings: Mapping[str, Any]) -> None:
 def allowed_programs() -> list[str]:
     """The programs the terminal may run now, sorted."""
     return sorted(_allow)
-
-
-def _workspace_root() -> Path:
-    raw = os.environ.get(WORKSPACE_ENV) or os.getcwd()
-    root = Path(raw).expanduser().resolve()
-    if not root.is_dir():
-        raise NotADirectoryError(
-            f"workspace root {raw!r} (from ${WORKSPACE_ENV}) is not a directory"
-        )
-    return root
 
 
 def _scrubbed_env(root: Path) -> dict[str, str]:
@@ -147,13 +137,15 @@ def terminal(args: dict[str, Any] | None = None, **_: Any) -> str:
             "pipes, redirects, ';' and '&&' are not available either."
         )
     try:
-        root = _workspace_root()
+        root = workspace_root()
         env = _scrubbed_env(root)
         # Looked up on the scrubbed PATH: the one the program itself will see.
         executable = shutil.which(program, path=env["PATH"])
         if executable is None:
             return tool_error(f"Program {program!r} is allowed but was not found on PATH")
         result = run_program(argv, executable, cwd=root, env=env, timeout=timeout)
+    except WorkspaceError as exc:
+        return tool_error(str(exc))
     except (OSError, subprocess.SubprocessError) as exc:
         return tool_error(f"{type(exc).__name__}: {exc}")
     return tool_result(result)

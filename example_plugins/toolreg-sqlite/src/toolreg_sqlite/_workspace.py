@@ -1,9 +1,11 @@
-"""Find database files inside the workspace root, and refuse paths that leave it.
+"""Find a database file inside the workspace root with toolreg's workspace jail.
 
-The root is ``$TOOLREG_WORKSPACE`` when set, else the current directory, read
-on every call so a host (or a test) can move it without re-importing the pack.
-This mirrors the built-in file tools' rule but is self-contained: a tool pack
-should depend only on toolreg's public API.
+SQLite opens a file by name, so the jail's descriptor is only used to find the
+file: the walk refuses ``..``, absolute paths and symlinks that leave the root,
+and anything but a regular file, and the name handed to SQLite is the one it
+walked, with every symlink already followed. A directory on that path swapped
+for a link between the walk and SQLite's own open is not caught; the file is
+opened read-only (see ``_db``), so the most that can leak is a read.
 """
 
 from __future__ import annotations
@@ -11,43 +13,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-WORKSPACE_ENV = "TOOLREG_WORKSPACE"
+from toolreg.workspace import WorkspaceError, open_regular_file, workspace_root
 
-
-class WorkspaceError(ValueError):
-    """A database path the tools must not open: outside the root, missing, or malformed."""
-
-
-def workspace_root() -> Path:
-    """The workspace root with symlinks resolved."""
-    raw = os.environ.get(WORKSPACE_ENV) or os.getcwd()
-    root = Path(raw).expanduser().resolve()
-    if not root.is_dir():
-        raise WorkspaceError(f"workspace root {raw!r} (from ${WORKSPACE_ENV}) is not a directory")
-    return root
+__all__ = ["WorkspaceError", "resolve_database"]
 
 
 def resolve_database(path: str) -> Path:
-    """Resolve ``path`` against the workspace root; it must be an existing file inside it.
-
-    Resolving every symlink first means ``..``, absolute paths and links that
-    point outside are all caught by one containment check.
-    """
-    if not isinstance(path, str) or not path.strip():
-        raise WorkspaceError("database must be a non-empty path")
-    if "\x00" in path:
-        raise WorkspaceError(f"database path {path!r} contains a NUL byte")
-    root = workspace_root()
-    candidate = Path(path).expanduser()
-    if not candidate.is_absolute():
-        candidate = root / candidate
-    resolved = candidate.resolve()
-    if root not in resolved.parents:
-        raise WorkspaceError(f"database {path!r} is outside the workspace root {str(root)!r}")
-    if not resolved.exists():
-        # Said here, not left to SQLite: mode=ro never creates a file, and its own
-        # message ("unable to open database file") does not say which file.
-        raise WorkspaceError(f"database file {path!r} does not exist in the workspace")
-    if not resolved.is_file():
-        raise WorkspaceError(f"database {path!r} is not a file")
-    return resolved
+    """The absolute path of ``path``, an existing regular file inside the workspace."""
+    opened = open_regular_file(path)
+    os.close(opened.fd)
+    return workspace_root() / opened.rel

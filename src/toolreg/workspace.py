@@ -1,15 +1,19 @@
-"""Confine the file and terminal tools to one workspace directory.
+"""The workspace jail: open files inside one directory, and nothing outside it.
 
-The root is ``$TOOLREG_WORKSPACE`` when set, else the current directory. It is
-read on every call rather than at import, so a host (or a test) can point the
-tools somewhere else without re-importing them.
+The built-in file and terminal tools and any pack that touches files use this
+module. The root is ``$TOOLREG_WORKSPACE`` when set, else the current
+directory. It is read on every call rather than at import, so a host (or a
+test) can point the tools somewhere else without re-importing them.
 
 A path that is checked and then opened by name can be swapped in between (a
-directory replaced by a symlink to ``/etc``), so the file tools never open a
-path by name. Each component is opened relative to its parent's descriptor with
+directory replaced by a symlink to ``/etc``), so nothing here opens a path by
+name. Each component is opened relative to its parent's descriptor with
 ``O_NOFOLLOW``; a symlink is read and its target walked the same way under the
 same rules, so a link may lead anywhere inside the root but never out of it.
 ``..`` steps back along the descriptors already held and stops at the root.
+Only directories and regular files are opened; a FIFO, socket or device is
+refused without waiting on it. Every opener returns an :class:`Opened` whose
+descriptor the caller closes (``open(opened.fd, ...)`` takes it over).
 """
 
 from __future__ import annotations
@@ -21,6 +25,23 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple, TypeVar
+
+__all__ = [
+    "DIR_FLAGS",
+    "FILE_FLAGS",
+    "MAX_SYMLINKS",
+    "WORKSPACE_ENV",
+    "Opened",
+    "WorkspaceError",
+    "create_or_truncate",
+    "kind_of",
+    "open_directory",
+    "open_file_or_directory",
+    "open_regular_file",
+    "supports_descriptor_paths",
+    "workspace_root",
+    "workspace_warning",
+]
 
 WORKSPACE_ENV = "TOOLREG_WORKSPACE"
 MAX_SYMLINKS = 40  # what Linux allows in one path lookup
