@@ -24,7 +24,7 @@ LAYERS = (
     ("_discovery",),
     ("_mcp",),
     ("_loaders",),
-    ("", "cli", "integrations", "testing", "pytest_plugin", "__main__"),  # the faces
+    ("", "cli", "integrations", "testing", "pytest_plugin", "_pack_loader", "__main__"),  # faces
 )
 
 #: Upward edges that are deliberate, each with its reason. All read the name
