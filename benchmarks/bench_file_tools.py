@@ -23,7 +23,7 @@ import shutil
 import sys
 import tempfile
 
-from bench_core import FULL, QUICK, Result, print_table, time_calls, time_statements
+from harness import FULL, QUICK, Result, print_table, time_calls, time_statements
 
 import builtin_tools.file_tools  # noqa: F401  (registers the file tools)
 import toolreg

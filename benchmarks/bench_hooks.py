@@ -24,7 +24,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from bench_core import FULL, QUICK, Result, print_table, time_statements
+from harness import FULL, QUICK, Result, print_table, time_statements
 
 from toolreg import ToolRegistry, parse_config, tool_result
 from toolreg._discovery.entrypoints import PackRecord

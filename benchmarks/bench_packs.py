@@ -33,7 +33,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 
-from bench_core import Result, print_table, run_case, time_calls, time_statements, write_json
+from harness import Result, print_table, run_case, time_calls, time_statements, write_json
 
 from toolreg._discovery.entrypoints import CACHE_FILE_NAME, GROUP, find_packs
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bench_core import FULL, QUICK, Result, print_table, time_statements
+from harness import FULL, QUICK, Result, print_table, time_statements
 
 from toolreg import ToolRegistry
 

@@ -24,7 +24,11 @@ LAYERS = (
     ("_discovery",),
     ("_mcp",),
     ("_loaders",),
-    ("", "cli", "integrations", "testing", "workspace", "pytest_plugin", "__main__"),  # faces
+    # the faces
+    (
+        *("", "__main__", "cli", "integrations", "testing", "workspace"),
+        *("pytest_plugin", "_pack_loader"),
+    ),
 )
 
 #: Upward edges that are deliberate, each with its reason. All read the name

@@ -60,7 +60,7 @@ def load_pack(tool_registry: ToolRegistry) -> Iterator[LoadPack]:
     ``Config``; ``builtins=True`` registers the built-in tools first. Packs are
     unloaded, and the modules they replaced put back, when the test ends.
     """
-    from toolreg.testing import PackLoader
+    from toolreg._pack_loader import PackLoader
 
     loader = PackLoader(tool_registry)  # called as load_pack(...) itself
     try:
