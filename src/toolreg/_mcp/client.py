@@ -17,6 +17,7 @@ import concurrent.futures
 import dataclasses
 import logging
 import threading
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,8 +32,30 @@ logger = logging.getLogger("toolreg.mcp")
 
 #: Seconds ``stop`` waits for sessions to close: stdio shutdown is bounded at ~6 s.
 STOP_TIMEOUT = 15.0
+#: How often a waiting main thread looks for a pending Ctrl-C.
+_WAIT_SLICE = 0.1
 
 __all__ = ["McpManager", "ReconnectPolicy", "get_mcp_manager", "start_mcp", "stop_mcp"]
+
+
+def wait_interruptibly(future: concurrent.futures.Future[Any], timeout: float) -> Any:
+    """``future.result(timeout)``, waited in short slices.
+
+    The kernel may hand a Ctrl-C to any thread; Python then only sets a flag,
+    and a main thread blocked in one long wait would not see it until the wait
+    ends. Short waits let it raise KeyboardInterrupt within a fraction of a second.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise concurrent.futures.TimeoutError
+        try:
+            return future.result(min(remaining, _WAIT_SLICE))
+        except concurrent.futures.TimeoutError:
+            if future.done():
+                raise  # the coroutine's own TimeoutError, not the wait's
+            continue
 
 
 class McpManager:
@@ -86,7 +109,7 @@ class McpManager:
         # Each server's first attempt is bounded by its own connect_timeout.
         deadline = max((c.connect_timeout for c in self._configs if c.enabled), default=0.0)
         try:
-            future.result(deadline + 5.0)
+            wait_interruptibly(future, deadline + 5.0)
         except concurrent.futures.TimeoutError:  # pragma: no cover - a bound fired late
             logger.warning("MCP servers still connecting after %.0f s; continuing", deadline)
 
