@@ -20,7 +20,7 @@ import pytest
 from pydantic import TypeAdapter
 from serve_harness import HttpServer, ServeSetup
 
-from toolreg import ToolRegistry, registry
+from toolreg import ToolRegistry
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -157,13 +157,23 @@ def reg(clock: FakeClock) -> ToolRegistry:
     return ToolRegistry(clock=clock)
 
 
-def ensure_registered(module: ModuleType, *names: str) -> None:
-    """Re-import a built-in tool module if any of its tools is missing.
+def builtin_registry(module: ModuleType) -> ToolRegistry:
+    """A fresh registry holding one built-in tool module's tools; never the process-wide one.
 
-    Test modules share the process-wide registry, and some deregister tools.
+    The module runs again with ``toolreg.registry`` pointed at the new registry,
+    as the plugin host does for a pack, so its ``registry.register`` and ``@tool``
+    calls land there.
     """
-    if any(registry.get_entry(name) is None for name in names):
+    import toolreg
+
+    fresh = ToolRegistry()
+    previous = toolreg.registry
+    toolreg.registry = fresh
+    try:
         importlib.reload(module)
+    finally:
+        toolreg.registry = previous
+    return fresh
 
 
 def schema(name: str, **properties: dict) -> dict:

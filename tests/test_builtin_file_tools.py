@@ -24,11 +24,11 @@ from builtin_tools._file_search import search_files
 from conftest import (
     REDOS_PATTERN,
     REDOS_TEXT,
+    builtin_registry,
     counting_thread,
-    ensure_registered,
     needs_symlinks,
 )
-from toolreg import discover_builtin_tools, get_discovery_failures, registry
+from toolreg import discover_builtin_tools, get_discovery_failures
 
 
 def ok(result: str) -> dict[str, Any]:
@@ -440,17 +440,17 @@ FILE_TOOLS = ["read_file", "write_file", "edit_file", "list_directory", "search_
 
 
 def test_table_registers_every_file_tool_with_a_strict_schema() -> None:
-    ensure_registered(file_tools, *FILE_TOOLS)
-    assert sorted(registry.get_tool_names_for_toolset("file")) == sorted(FILE_TOOLS)
+    reg = builtin_registry(file_tools)
+    assert sorted(reg.get_tool_names_for_toolset("file")) == sorted(FILE_TOOLS)
     for name in FILE_TOOLS:
-        entry = registry.get_entry(name)
+        entry = reg.get_entry(name)
         assert entry is not None and entry.toolset == "file"
-        assert registry.get_owner(name) == "builtin"
+        assert reg.get_owner(name) == "builtin"
         assert entry.description
         parameters = entry.schema["parameters"]
         assert parameters["additionalProperties"] is False
         assert set(parameters["required"]) <= set(parameters["properties"])
-    assert registry.get_entry("edit_file").schema["parameters"]["required"] == [
+    assert reg.get_entry("edit_file").schema["parameters"]["required"] == [
         "path",
         "old_string",
         "new_string",
@@ -473,7 +473,7 @@ def test_discovery_imports_tool_modules_and_skips_helpers(
 
 
 def test_dispatch_through_registry(workspace: Path) -> None:
-    ensure_registered(file_tools, *FILE_TOOLS)
-    ok(registry.dispatch("write_file", {"path": "d.txt", "content": "via registry\n"}))
-    assert "via registry" in ok(registry.dispatch("read_file", {"path": "d.txt"}))["content"]
-    assert "outside the workspace" in err(registry.dispatch("read_file", {"path": "../x"}))
+    reg = builtin_registry(file_tools)
+    ok(reg.dispatch("write_file", {"path": "d.txt", "content": "via registry\n"}))
+    assert "via registry" in ok(reg.dispatch("read_file", {"path": "d.txt"}))["content"]
+    assert "outside the workspace" in err(reg.dispatch("read_file", {"path": "../x"}))

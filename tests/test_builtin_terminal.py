@@ -13,8 +13,7 @@ import pytest
 
 from builtin_tools import terminal_tool
 from builtin_tools.terminal_tool import MAX_STREAM_BYTES, terminal
-from conftest import ensure_registered
-from toolreg import registry
+from conftest import builtin_registry
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="commands use POSIX sh syntax")
 
@@ -135,17 +134,17 @@ def test_bad_arguments_are_tool_errors(workspace: Path, args: dict[str, Any], ne
 
 
 def test_registered_with_a_strict_schema() -> None:
-    ensure_registered(terminal_tool, "terminal")
-    entry = registry.get_entry("terminal")
+    reg = builtin_registry(terminal_tool)
+    entry = reg.get_entry("terminal")
     assert entry is not None and entry.toolset == "terminal"
-    assert registry.get_owner("terminal") == "builtin"
+    assert reg.get_owner("terminal") == "builtin"
     parameters = entry.schema["parameters"]
     assert parameters["required"] == ["command"]
     assert parameters["additionalProperties"] is False
 
 
 def test_dispatch_through_registry(workspace: Path) -> None:
-    ensure_registered(terminal_tool, "terminal")
-    data = json.loads(registry.dispatch("terminal", {"command": "echo via-registry"}))
+    reg = builtin_registry(terminal_tool)
+    data = json.loads(reg.dispatch("terminal", {"command": "echo via-registry"}))
     assert data["stdout"] == "via-registry\n"
     assert data["exit_code"] == 0

@@ -12,8 +12,7 @@ import pytest
 
 from builtin_tools import time_tool
 from builtin_tools.time_tool import current_time
-from conftest import ensure_registered
-from toolreg import registry
+from conftest import builtin_registry
 
 
 def _has_zone(name: str) -> bool:
@@ -78,16 +77,16 @@ def test_non_string_zone_is_an_error() -> None:
 
 
 def test_registered_with_a_strict_schema() -> None:
-    ensure_registered(time_tool, "current_time")
-    entry = registry.get_entry("current_time")
+    reg = builtin_registry(time_tool)
+    entry = reg.get_entry("current_time")
     assert entry is not None and entry.toolset == "time"
-    assert registry.get_owner("current_time") == "builtin"
+    assert reg.get_owner("current_time") == "builtin"
     parameters = entry.schema["parameters"]
     assert parameters["required"] == []
     assert parameters["additionalProperties"] is False
 
 
 def test_dispatch_through_registry() -> None:
-    ensure_registered(time_tool, "current_time")
-    data = json.loads(registry.dispatch("current_time", {"timezone": "UTC"}))
+    reg = builtin_registry(time_tool)
+    data = json.loads(reg.dispatch("current_time", {"timezone": "UTC"}))
     assert data["utc_offset"] == "+00:00"

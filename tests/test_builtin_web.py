@@ -14,8 +14,7 @@ import pytest
 
 from builtin_tools import web_tools
 from builtin_tools.web_tools import http_request
-from conftest import ensure_registered
-from toolreg import registry
+from conftest import builtin_registry
 
 BIG = b"0123456789" * 500  # 5000 bytes
 
@@ -196,17 +195,17 @@ def test_bad_arguments(base_url: str, args: dict[str, Any], needle: str) -> None
 
 
 def test_registered_with_a_strict_schema() -> None:
-    ensure_registered(web_tools, "http_request")
-    entry = registry.get_entry("http_request")
+    reg = builtin_registry(web_tools)
+    entry = reg.get_entry("http_request")
     assert entry is not None and entry.toolset == "web"
-    assert registry.get_owner("http_request") == "builtin"
+    assert reg.get_owner("http_request") == "builtin"
     parameters = entry.schema["parameters"]
     assert parameters["required"] == ["url"]
     assert parameters["additionalProperties"] is False
 
 
 def test_dispatch_through_registry(base_url: str) -> None:
-    ensure_registered(web_tools, "http_request")
-    data = json.loads(registry.dispatch("http_request", {"url": f"{base_url}/hello"}))
+    reg = builtin_registry(web_tools)
+    data = json.loads(reg.dispatch("http_request", {"url": f"{base_url}/hello"}))
     assert data["status"] == 200
     assert data["body"] == "héllo"
