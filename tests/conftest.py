@@ -176,6 +176,32 @@ def builtin_registry(module: ModuleType) -> ToolRegistry:
     return fresh
 
 
+def registered_strictly(module: ModuleType, name: str, toolset: str, required: list[str]):
+    """The built-in tool ``name`` as ``module`` registers it, checked: owner, toolset, schema."""
+    reg = builtin_registry(module)
+    entry = reg.get_entry(name)
+    assert entry is not None and entry.toolset == toolset
+    assert reg.get_owner(name) == "builtin"
+    parameters = entry.schema["parameters"]
+    assert parameters["required"] == required
+    assert parameters["additionalProperties"] is False
+    return entry
+
+
+def ok(result: str) -> dict[str, Any]:
+    """A tool's JSON result that is not an error, decoded."""
+    data = json.loads(result)
+    assert "error" not in data, data
+    return data
+
+
+def err(result: str) -> str:
+    """A tool_error's message."""
+    data = json.loads(result)
+    assert "error" in data, data
+    return data["error"]
+
+
 def schema(name: str, **properties: dict) -> dict:
     return {
         "name": name,

@@ -26,22 +26,11 @@ from conftest import (
     REDOS_TEXT,
     builtin_registry,
     counting_thread,
+    err,
     needs_symlinks,
+    ok,
 )
 from toolreg import discover_builtin_tools, get_discovery_failures
-
-
-def ok(result: str) -> dict[str, Any]:
-    data = json.loads(result)
-    assert "error" not in data, data
-    return data
-
-
-def err(result: str) -> str:
-    data = json.loads(result)
-    assert "error" in data, data
-    return data["error"]
-
 
 # --- read / write -------------------------------------------------------------------------
 

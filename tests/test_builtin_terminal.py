@@ -13,7 +13,7 @@ import pytest
 
 from builtin_tools import terminal_tool
 from builtin_tools.terminal_tool import MAX_STREAM_BYTES, terminal
-from conftest import builtin_registry
+from conftest import builtin_registry, registered_strictly
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="commands use POSIX sh syntax")
 
@@ -134,13 +134,7 @@ def test_bad_arguments_are_tool_errors(workspace: Path, args: dict[str, Any], ne
 
 
 def test_registered_with_a_strict_schema() -> None:
-    reg = builtin_registry(terminal_tool)
-    entry = reg.get_entry("terminal")
-    assert entry is not None and entry.toolset == "terminal"
-    assert reg.get_owner("terminal") == "builtin"
-    parameters = entry.schema["parameters"]
-    assert parameters["required"] == ["command"]
-    assert parameters["additionalProperties"] is False
+    registered_strictly(terminal_tool, "terminal", "terminal", ["command"])
 
 
 def test_dispatch_through_registry(workspace: Path) -> None:

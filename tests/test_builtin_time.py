@@ -5,14 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pytest
 
 from builtin_tools import time_tool
 from builtin_tools.time_tool import current_time
-from conftest import builtin_registry
+from conftest import builtin_registry, ok, registered_strictly
 
 
 def _has_zone(name: str) -> bool:
@@ -26,12 +25,6 @@ def _has_zone(name: str) -> bool:
 needs_tzdata = pytest.mark.skipif(
     not _has_zone("Asia/Kolkata"), reason="no IANA time zone database (install tzdata)"
 )
-
-
-def ok(result: str) -> dict[str, Any]:
-    data = json.loads(result)
-    assert "error" not in data, data
-    return data
 
 
 def test_utc_by_default() -> None:
@@ -77,13 +70,7 @@ def test_non_string_zone_is_an_error() -> None:
 
 
 def test_registered_with_a_strict_schema() -> None:
-    reg = builtin_registry(time_tool)
-    entry = reg.get_entry("current_time")
-    assert entry is not None and entry.toolset == "time"
-    assert reg.get_owner("current_time") == "builtin"
-    parameters = entry.schema["parameters"]
-    assert parameters["required"] == []
-    assert parameters["additionalProperties"] is False
+    registered_strictly(time_tool, "current_time", "time", [])
 
 
 def test_dispatch_through_registry() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from builtin_tools import web_tools
 from builtin_tools.web_tools import http_request
-from conftest import builtin_registry
+from conftest import builtin_registry, ok, registered_strictly
 
 BIG = b"0123456789" * 500  # 5000 bytes
 
@@ -76,12 +76,6 @@ def base_url() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-def ok(result: str) -> dict[str, Any]:
-    data = json.loads(result)
-    assert "error" not in data, data
-    return data
 
 
 def err(result: str) -> str:
@@ -195,13 +189,7 @@ def test_bad_arguments(base_url: str, args: dict[str, Any], needle: str) -> None
 
 
 def test_registered_with_a_strict_schema() -> None:
-    reg = builtin_registry(web_tools)
-    entry = reg.get_entry("http_request")
-    assert entry is not None and entry.toolset == "web"
-    assert reg.get_owner("http_request") == "builtin"
-    parameters = entry.schema["parameters"]
-    assert parameters["required"] == ["url"]
-    assert parameters["additionalProperties"] is False
+    registered_strictly(web_tools, "http_request", "web", ["url"])
 
 
 def test_dispatch_through_registry(base_url: str) -> None:
