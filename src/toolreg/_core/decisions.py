@@ -31,6 +31,28 @@ class Decision:
     #: The entry this decision displaced, so an unload can restore it.
     replaced: ToolEntry | None = field(default=None, repr=False, compare=False)
 
+    @classmethod
+    def about(
+        cls,
+        entry: ToolEntry,
+        action: Action,
+        owner: str,
+        reason: str = "",
+        previous: ToolEntry | None = None,
+        previous_owner: str | None = None,
+    ) -> Decision:
+        """The decision ``action`` about ``entry``, which displaced ``previous`` (if any)."""
+        return cls(
+            action=action,
+            tool=entry.name,
+            toolset=entry.toolset,
+            owner=owner,
+            reason=reason,
+            previous_toolset=previous.toolset if previous is not None else None,
+            previous_owner=previous_owner,
+            replaced=previous,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "replaced"}
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .._contract.entry import (
@@ -391,16 +392,6 @@ class ToolTable(PolicySeamMixin):
         previous: ToolEntry | None,
         previous_owner: Owner | None,
     ) -> None:
-        self._log.append(
-            Decision(
-                action=action,
-                tool=entry.name,
-                toolset=entry.toolset,
-                owner=owner.label,
-                reason=reason,
-                previous_toolset=previous.toolset if previous is not None else None,
-                previous_owner=previous_owner.label if previous_owner is not None else None,
-                generation=self._generation,
-                replaced=previous,
-            )
-        )
+        before = previous_owner.label if previous_owner is not None else None
+        decision = Decision.about(entry, action, owner.label, reason, previous, before)
+        self._log.append(replace(decision, generation=self._generation))
