@@ -7,7 +7,7 @@ import pytest
 from toolreg import Config, parse_config
 from toolreg._policy.admission import (
     RESERVED_PACK_NAMESPACES,
-    Verdict,
+    NotAdmitted,
     check_compatible,
     check_enabled,
     check_namespaces,
@@ -22,7 +22,7 @@ def config(text: str) -> Config:
     return parse_config(text)
 
 
-def enabled(plugin_id: str, cfg: Config = DEFAULT, **environ: str) -> Verdict | None:
+def enabled(plugin_id: str, cfg: Config = DEFAULT, **environ: str) -> NotAdmitted | None:
     return check_enabled(plugin_id, cfg, environ)
 
 
@@ -37,7 +37,7 @@ def test_everything_is_enabled_by_default():
 @pytest.mark.parametrize("value", ["1", "true", "yes", " 1 "])
 def test_autoload_kill_switch_disables_everything(value):
     verdict = enabled("toolreg-sqlite", **{KILL: value})
-    assert verdict == Verdict("disabled", f"plugin autoload is off ({KILL} is set)")
+    assert verdict == NotAdmitted("disabled", f"plugin autoload is off ({KILL} is set)")
     # It beats every way of enabling a pack.
     cfg = config('[plugins]\nenabled = ["toolreg-sqlite"]')
     assert enabled("toolreg-sqlite", cfg, **{KILL: value, PLUGINS: "toolreg-sqlite"}) == verdict
@@ -53,7 +53,7 @@ def test_toolreg_plugins_lists_canonicalised_ids():
     assert enabled("toolreg-sqlite", **env) is None
     assert enabled("toolreg-audit", **env) is None
     assert enabled("local:hello", **env) is None
-    assert enabled("toolreg-sandbox", **env) == Verdict("disabled", f"not listed in {PLUGINS}")
+    assert enabled("toolreg-sandbox", **env) == NotAdmitted("disabled", f"not listed in {PLUGINS}")
 
 
 def test_toolreg_plugins_tolerates_spaces_around_ids():
@@ -65,7 +65,7 @@ def test_toolreg_plugins_tolerates_spaces_around_ids():
 
 @pytest.mark.parametrize("value", ["", " ", ",", " , "])
 def test_empty_toolreg_plugins_means_none(value):
-    assert enabled("toolreg-sqlite", **{PLUGINS: value}) == Verdict(
+    assert enabled("toolreg-sqlite", **{PLUGINS: value}) == NotAdmitted(
         "disabled", f"not listed in {PLUGINS}"
     )
 
@@ -74,22 +74,24 @@ def test_toolreg_plugins_takes_precedence_over_plugins_enabled():
     cfg = config('[plugins]\nenabled = ["toolreg-sqlite"]')
     env = {PLUGINS: "toolreg-audit"}
     assert enabled("toolreg-audit", cfg, **env) is None
-    assert enabled("toolreg-sqlite", cfg, **env) == Verdict("disabled", f"not listed in {PLUGINS}")
+    assert enabled("toolreg-sqlite", cfg, **env) == NotAdmitted(
+        "disabled", f"not listed in {PLUGINS}"
+    )
 
 
 def test_plugins_enabled_when_present_is_an_allowlist():
     cfg = config('[plugins]\nenabled = ["Toolreg_SQLite"]')
     assert enabled("toolreg-sqlite", cfg) is None
-    assert enabled("toolreg-audit", cfg) == Verdict("disabled", "not listed in plugins.enabled")
+    assert enabled("toolreg-audit", cfg) == NotAdmitted("disabled", "not listed in plugins.enabled")
     nothing = config("[plugins]\nenabled = []")
-    assert enabled("toolreg-sqlite", nothing) == Verdict(
+    assert enabled("toolreg-sqlite", nothing) == NotAdmitted(
         "disabled", "not listed in plugins.enabled"
     )
 
 
 def test_plugins_disabled_wins_over_every_enabling_switch():
     cfg = config('[plugins]\nenabled = ["toolreg-sqlite"]\ndisabled = ["TOOLREG_sqlite"]')
-    expected = Verdict("disabled", "listed in plugins.disabled")
+    expected = NotAdmitted("disabled", "listed in plugins.disabled")
     assert enabled("toolreg-sqlite", cfg) == expected
     assert enabled("toolreg-sqlite", cfg, **{PLUGINS: "toolreg-sqlite"}) == expected
     assert enabled("toolreg-audit", config('[plugins]\ndisabled = ["toolreg-sqlite"]')) is None
@@ -109,7 +111,7 @@ def test_local_plugin_with_an_underscore_can_be_listed_in_toolreg_plugins():
 def test_local_plugin_with_an_underscore_can_be_disabled():
     # Fails open: the operator's "disabled" entry is silently ignored and the file loads.
     cfg = config('[plugins]\ndisabled = ["local:my_tool"]')
-    assert enabled("local:my_tool", cfg) == Verdict("disabled", "listed in plugins.disabled")
+    assert enabled("local:my_tool", cfg) == NotAdmitted("disabled", "listed in plugins.disabled")
 
 
 def test_entry_for_a_local_plugin_with_an_underscore_applies():
@@ -122,7 +124,7 @@ def test_entry_for_a_local_plugin_with_an_underscore_applies():
 
 def compatible(
     requires: str | None, toolreg: str = "0.1.0", version: str = "1.0", cfg: Config = DEFAULT
-) -> Verdict | None:
+) -> NotAdmitted | None:
     return check_compatible("toolreg-x", version, requires, toolreg, cfg)
 
 
@@ -138,7 +140,7 @@ def test_requirement_satisfied(requires):
     [("toolreg>=99", ">=99"), ("toolreg <0.1", "<0.1"), ("toolreg~=0.2", "~=0.2")],
 )
 def test_requirement_not_satisfied_names_both_versions(requires, spec):
-    assert compatible(requires) == Verdict(
+    assert compatible(requires) == NotAdmitted(
         "incompatible", f"requires toolreg{spec}, but toolreg 0.1.0 is installed"
     )
 

@@ -32,7 +32,7 @@ from .ownership import Owner, PluginPolicy
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Ruling:
     """``action`` None means rejected; ``refuse`` means raise PermissionError."""
 
     action: Action | None
@@ -48,12 +48,12 @@ def judge(
     existing: ToolEntry | None,
     previous: Owner | None,
     alias_of: str | None = None,
-) -> Verdict:
+) -> Ruling:
     """May ``owner`` register ``entry``? ``alias_of`` is set when its toolset is an alias."""
     name, toolset = entry.name, entry.toolset
     for policy in plugins:
         if not policy.may_name(name):
-            return Verdict(
+            return Ruling(
                 None,
                 f"plugin {policy.plugin_id!r} may register only tools matching "
                 f"{list(policy.tool_patterns or ())} "
@@ -61,21 +61,21 @@ def judge(
                 refuse=True,
             )
     if alias_of is not None:
-        return Verdict(
+        return Ruling(
             None,
             f"tool {name!r} ({owner.label}): toolset {toolset!r} is an alias of "
             f"{alias_of!r}; register into a toolset of its own",
         )
     if existing is None or previous is None:
-        return Verdict("registered")
+        return Ruling("registered")
     if is_mcp(existing.toolset) and is_mcp(toolset) and not plugins:
-        return Verdict("replaced")  # an MCP server refresh repaves its own tools
+        return Ruling("replaced")  # an MCP server refresh repaves its own tools
     # Same toolset is a reload only for the same party: a pack naming the
     # built-ins' toolset does not get to replace them quietly.
     if existing.toolset == toolset and same_party(previous, owner):
-        return Verdict("replaced")
+        return Ruling("replaced")
     if not override:
-        return Verdict(
+        return Ruling(
             None,
             f"tool {name!r} of toolset {toolset!r} ({owner.label}) conflicts with the "
             f"existing tool of toolset {existing.toolset!r} ({previous.label}); "
@@ -84,14 +84,14 @@ def judge(
     refused = [p for p in plugins if not p.allowed]
     if refused:
         policy = refused[0]
-        return Verdict(
+        return Ruling(
             None,
             f"plugin {policy.plugin_id!r} may not override tool {name!r} "
             f"(toolset {existing.toolset!r}, owner {previous.label}) without operator "
             f"consent; set {policy.config_key} = true to allow it",
             refuse=True,
         )
-    return Verdict("overridden")
+    return Ruling("overridden")
 
 
 def same_party(a: Owner, b: Owner) -> bool:

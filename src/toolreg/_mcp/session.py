@@ -28,6 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._contract.names import toolset_name
 from .._contract.version import __version__
+from .._core.availability import Verdict
 from .._core.registry import ToolRegistry
 from .._policy.config import McpServerConfig
 from ._entries import build_entries, named_tools
@@ -36,7 +37,6 @@ from .transport import connection_lost, describe, open_transport
 
 logger = logging.getLogger("toolreg.mcp")
 
-Verdict = tuple[bool, str]
 
 #: A server that answers with endless cursors cannot keep a refresh going forever.
 MAX_PAGES = 1000

@@ -24,25 +24,25 @@ RESERVED_PACK_NAMESPACES = frozenset({"toolreg", "builtin_tools", "toolreg_local
 
 
 @dataclass(frozen=True)
-class Verdict:
+class NotAdmitted:
     """Why a plugin may not load: a status and a reason naming the rule."""
 
     status: str
     reason: str
 
 
-def check_enabled(plugin_id: str, config: Config, environ: Mapping[str, str]) -> Verdict | None:
+def check_enabled(plugin_id: str, config: Config, environ: Mapping[str, str]) -> NotAdmitted | None:
     """Operator switches: the autoload kill switch, TOOLREG_PLUGINS, enabled/disabled lists."""
     if environ.get(DISABLE_AUTOLOAD_ENV, "").strip() not in ("", "0"):
-        return Verdict("disabled", f"plugin autoload is off ({DISABLE_AUTOLOAD_ENV} is set)")
+        return NotAdmitted("disabled", f"plugin autoload is off ({DISABLE_AUTOLOAD_ENV} is set)")
     if PLUGINS_ENV in environ:
         wanted = {canonical_id(p) for p in environ[PLUGINS_ENV].split(",") if p.strip()}
         if plugin_id not in wanted:
-            return Verdict("disabled", f"not listed in {PLUGINS_ENV}")
+            return NotAdmitted("disabled", f"not listed in {PLUGINS_ENV}")
     elif config.plugins.enabled is not None and plugin_id not in config.plugins.enabled:
-        return Verdict("disabled", "not listed in plugins.enabled")
+        return NotAdmitted("disabled", "not listed in plugins.enabled")
     if plugin_id in config.plugins.disabled:
-        return Verdict("disabled", "listed in plugins.disabled")
+        return NotAdmitted("disabled", "listed in plugins.disabled")
     return None
 
 
@@ -52,7 +52,7 @@ def check_compatible(
     requires_toolreg: str | None,
     toolreg_version: str,
     config: Config,
-) -> Verdict | None:
+) -> NotAdmitted | None:
     """The pack's own ``Requires-Dist: toolreg...`` and the operator's version pin."""
     if requires_toolreg:
         try:
@@ -60,10 +60,12 @@ def check_compatible(
 
             requirement = Requirement(requires_toolreg)
         except ValueError as exc:  # packaging's InvalidRequirement
-            return Verdict("incompatible", f"unreadable requirement {requires_toolreg!r}: {exc}")
+            return NotAdmitted(
+                "incompatible", f"unreadable requirement {requires_toolreg!r}: {exc}"
+            )
         applies = requirement.marker is None or requirement.marker.evaluate({"extra": ""})
         if applies and not requirement.specifier.contains(toolreg_version, prereleases=True):
-            return Verdict(
+            return NotAdmitted(
                 "incompatible",
                 f"requires toolreg{requirement.specifier}, but toolreg {toolreg_version} "
                 "is installed",
@@ -77,7 +79,7 @@ def check_compatible(
         except ValueError:  # packaging's InvalidVersion
             inside = False
         if not inside:
-            return Verdict(
+            return NotAdmitted(
                 "incompatible",
                 f"version {version} is outside the operator pin {pin} "
                 f"(plugins.entries.{plugin_id}.version)",
