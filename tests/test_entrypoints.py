@@ -418,7 +418,13 @@ def test_the_checks_readers_agree_with_importlib_metadata_or_decline(
     if isinstance(mine, str):
         return  # declining only costs a rescan
     dist = importlib_metadata.PathDistribution(dist_info)
-    eps = tuple(sorted((ep.name, ep.value) for ep in dist.entry_points if ep.group == GROUP))
+    try:
+        eps = tuple(sorted((ep.name, ep.value) for ep in dist.entry_points if ep.group == GROUP))
+    except ValueError:
+        # This importlib_metadata (9.x, on Python 3.10) refuses the value: the scan
+        # reports the distribution as broken and caches nothing, so no hit is
+        # ever checked against it.
+        return
     meta = dist.metadata
     assert mine.entry_points == eps
     assert (mine.distribution, mine.version) == (meta["Name"], meta["Version"])
