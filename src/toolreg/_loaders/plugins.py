@@ -39,6 +39,7 @@ from .._policy.admission import (
     environ,
 )
 from .._policy.config import Config
+from .._policy.unknown_names import plugin_ids_written, unknown_names, warn
 from .hook_runner import HookFailure, HookImpl, HookRunner
 from .import_guard import ImportTimeout, import_with_deadline
 from .report import PluginOutcome, PluginReport
@@ -121,6 +122,8 @@ class PluginHost:
                 report.plugins.append(self._load_pack(record, claimed))
             for plugin in find_local_plugins(self.config.plugins.paths):
                 report.plugins.append(self._load_local(plugin))
+            known = {outcome.id for outcome in report} | set(self.active)
+            warn(unknown_names(plugin_ids_written(self.config), known))
             self._install_hooks()
             self.report = report
             return report

@@ -6,6 +6,7 @@ import logging
 
 from .._core.registry import ToolRegistry
 from .config import Config
+from .unknown_names import mcp_toolset_names, toolsets_written, unknown_names, warn
 
 logger = logging.getLogger("toolreg.toolsets")
 
@@ -22,6 +23,8 @@ def apply_toolset_config(config: Config, registry: ToolRegistry) -> list[str]:
             registry.register_toolset_alias(alias, target)
         except ValueError as exc:
             logger.warning("toolsets.aliases.%s: %s", alias, exc)
+    known = set(registry.get_toolsets()) | set(registry.get_toolset_aliases())
+    warn(unknown_names(toolsets_written(config), known | mcp_toolset_names(config)))
     removed = []
     for toolset in registry.get_toolsets():
         if not config.toolsets.allows(toolset, registry.resolve_toolset):
