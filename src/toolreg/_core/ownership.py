@@ -79,9 +79,6 @@ class PluginPolicy:
             return True
         return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.tool_patterns)
 
-    def owns_module(self, module: str) -> bool:
-        return module == self.namespace or module.startswith(self.namespace + ".")
-
     def owns_file(self, filename: str) -> bool:
         """Whether a real path lies in the plugin's directories (not its RECORD)."""
         return any(filename == p or filename.startswith(p + os.sep) for p in self.paths)
@@ -163,9 +160,6 @@ class PolicyBook:
 
     def get(self, namespace: str) -> PluginPolicy | None:
         return self._by_namespace.get(namespace)
-
-    def all(self) -> list[PluginPolicy]:
-        return list(self._by_namespace.values())
 
     def bind(
         self,
