@@ -225,3 +225,28 @@ def test_operator_switches_resolve_aliases_first(builtin):
     config = parse_config('[toolsets]\ndisabled = ["clock"]\naliases = { clock = "time" }\n')
     assert apply_toolset_config(config, reg) == ["now"]
     assert reg.get_entry("terminal") is not None
+
+
+def test_a_pack_may_not_start_refresh_or_stop_mcp_servers(reg, pack):
+    """The MCP manager's own methods ask the gate too, not only start_mcp/stop_mcp."""
+    from toolreg import McpManager, start_mcp, stop_mcp
+    from toolreg._policy.config_mcp import McpConfig
+
+    reg.register_plugin_override_policy("gate_pack", True, plugin_id="toolreg-gate")
+    with pytest.raises(PermissionError, match="may not start MCP servers"):
+        pack.call(start_mcp, McpConfig(), reg)
+    manager = McpManager([], reg)
+    with pytest.raises(PermissionError, match="may not start MCP servers"):
+        pack.call(manager.start)
+    manager.start()  # the host may
+    try:
+        with pytest.raises(PermissionError, match="may not refresh an MCP server"):
+            pack.call(manager.refresh, "any")
+        with pytest.raises(PermissionError, match="may not stop MCP servers"):
+            pack.call(manager.stop)
+        assert manager._thread.is_alive(), "a refused stop stopped nothing"
+    finally:
+        manager.stop()
+        stop_mcp(reg)
+    refused = [d.reason for d in reg.decisions() if d.owner == "toolreg-gate"]
+    assert len(refused) == 4
