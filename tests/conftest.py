@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
-from serve_harness import HttpServer, ServeSetup
 
+from serve_harness import HttpServer, ServeSetup
 from toolreg import ToolRegistry
 
 

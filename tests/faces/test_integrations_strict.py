@@ -14,8 +14,8 @@ from typing import Any
 import fastjsonschema
 import pytest
 from agents.strict_schema import ensure_strict_json_schema
-from dists import REPO
 
+from dists import REPO
 from toolreg.integrations._strict import NotStrict, strict_schema
 
 EXAMPLES = "toolreg-sqlite,toolreg-sandbox"

@@ -7,33 +7,11 @@ with TOOLREG_PLUGINS, as an operator could.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from dists import REPO, PackVenv
 
-EXAMPLES = "toolreg-sqlite,toolreg-sandbox,toolreg-audit"
-
-
-def plugins(venv: PackVenv, wanted: str, config: Path | None = None, **env: str) -> dict:
-    args = ["plugins", "--json"] + (["--config", str(config)] if config else [])
-    done = venv.run(*args, TOOLREG_PLUGINS=wanted, **env)
-    assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr
-    return {item["id"]: item for item in json.loads(done.stdout)}
-
-
-def tools(venv: PackVenv, wanted: str, config: Path | None = None, **env: str) -> dict:
-    args = ["list", "--json"] + (["--config", str(config)] if config else [])
-    done = venv.run(*args, TOOLREG_PLUGINS=wanted, **env)
-    assert done.returncode == 0, done.stderr
-    return {item["name"]: item for item in json.loads(done.stdout)}
-
-
-def write_config(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "toolreg.toml"
-    path.write_text(text)
-    return path
+from dists import REPO
+from pack_cli import EXAMPLES, plugins, tools, write_config
 
 
 def test_report_shape_and_example_packs_without_consent(pack_venv):

@@ -15,7 +15,7 @@ import pytest
 from toolreg import discover_builtin_tools, get_discovery_failures, registry
 from toolreg._discovery import builtins as _discovery
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def register_src(*names: str, toolset: str = "tdisc") -> str:

@@ -1,6 +1,6 @@
 """MCP servers' tools as toolsets: config, naming, results, refresh, failures, lifecycle.
 
-The servers are real subprocesses (``tests/mcp_servers/``) written with the
+The servers are real subprocesses (``tests/_mcp/servers/``) written with the
 SDK's ``MCPServer``, spoken to over stdio and over streamable HTTP.
 """
 
@@ -41,7 +41,7 @@ from toolreg._contract.names import registry_name, sanitise, wanted  # noqa: E40
 from toolreg._mcp.session import ReconnectPolicy  # noqa: E402
 from toolreg.cli import _commands, _render, main  # noqa: E402
 
-SERVERS = Path(__file__).parent / "mcp_servers"
+SERVERS = Path(__file__).parent / "servers"
 PYTHON = sys.executable
 #: Retry fast and never park, unless a test says otherwise.
 FAST = ReconnectPolicy(initial_delay=0.05, max_delay=0.2, max_failures=1000, coalesce=0.02)
@@ -52,7 +52,7 @@ def toml_str(value: str) -> str:
 
 
 def stdio_server(name: str, script: str, *args: str, extra: str = "") -> str:
-    """A ``[mcp.servers.NAME]`` table running ``tests/mcp_servers/SCRIPT`` over stdio."""
+    """A ``[mcp.servers.NAME]`` table running ``tests/_mcp/servers/SCRIPT`` over stdio."""
     argv = ", ".join(toml_str(a) for a in (str(SERVERS / script), *args))
     return (
         f"[mcp.servers.{name}]\ncommand = {toml_str(PYTHON)}\nargs = [{argv}]\n"

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 from anthropic.types import Message, MessageParam, ToolParam
-from dists import REPO
 from google.genai import types as genai_types
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam, ChatCompletionToolParam
 from openai.types.responses import FunctionToolParam, Response, ResponseInputItemParam
 
 from conftest import conforms
+from dists import REPO
 from toolreg import discover_builtin_tools
 
 ARGS = {"timezone": "Asia/Tokyo"}

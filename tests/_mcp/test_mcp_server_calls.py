@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from serve_harness import HttpServer, ServeSetup, run, text_of
 
 pytest.importorskip("mcp")

@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
+
 from dists import PackVenv
-from test_plugins import plugins, tools, write_config
+from pack_cli import plugins, tools, write_config
 
 AUDIT_BLOCKS_TIME = """
 [plugins.entries.toolreg-audit.settings]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from serve_harness import HttpServer, ServeSetup, run, serve_args, text_of
 
 pytest.importorskip("mcp")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from serve_harness import PLUGIN, HttpServer, ServeSetup, run, serve_args, text_of
 
 pytest.importorskip("mcp")

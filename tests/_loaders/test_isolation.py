@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from dists import PackVenv
 
 USURPER = "toolreg-usurper"
