@@ -343,3 +343,24 @@ def conforms(typed_dict: Any, message: dict[str, Any]) -> None:
     validated = _materialise(adapter.validate_python(message))
     assert validated == message
     json.dumps(message)  # plain JSON types only
+
+
+@pytest.fixture
+def host_tool() -> Iterator[Callable[..., Any]]:
+    """Register host tools into the process-wide registry for one test, then remove them."""
+    from toolreg import registry
+
+    names: list[str] = []
+
+    def add(name: str, handler: Callable[..., Any], toolset: str = "cli-test", **kwargs: Any):
+        params = {"type": "object", "properties": {}}
+        schema = {"name": name, "description": f"test tool {name}", "parameters": params}
+        entry = registry.register(
+            name=name, toolset=toolset, schema=schema, handler=handler, **kwargs
+        )
+        names.append(name)
+        return entry
+
+    yield add
+    for name in names:
+        registry.deregister(name)

@@ -13,49 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from pack_cli import assert_one_line_error, run
 from toolreg import registry, tool_error
 from toolreg.cli import main
 
+PARAMS = {"type": "object", "properties": {}}
 LIST_KEYS = {"name", "toolset", "available", "reason", "owner", "description"}
 FILE_TOOLS = {"read_file", "write_file", "edit_file", "list_directory", "search_files"}
-PARAMS = {"type": "object", "properties": {}}
 
 
-# -- fixtures and helpers --------------------------------------------------------------
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """Run ``main`` in-process; return (exit code, stdout, stderr)."""
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_line_error(err: str, *fragments: str) -> None:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("toolreg: error: "), err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in lines[0]
-
-
-@pytest.fixture
-def host_tool():
-    """Register host tools into the singleton for one test, then remove them."""
-    names: list[str] = []
-
-    def add(name: str, handler, toolset: str = "cli-test", **kwargs):
-        schema = {"name": name, "description": f"test tool {name}", "parameters": PARAMS}
-        entry = registry.register(
-            name=name, toolset=toolset, schema=schema, handler=handler, **kwargs
-        )
-        names.append(name)
-        return entry
-
-    yield add
-    for name in names:
-        registry.deregister(name)
+# -- helpers ---------------------------------------------------------------------------
 
 
 def console_command() -> list[str]:
@@ -276,12 +243,6 @@ def test_missing_command_exits_2(capsys):
     assert "toolreg: error:" in err
 
 
-def test_version_returns_0(capsys):
-    code, out, _ = run(capsys, "--version")
-    assert code == 0
-    assert out.startswith("toolreg ")
-
-
 def test_verbose_works_before_or_after_command(capsys):
     assert main(["-v", "list", "--json"]) == 0
     _, err = capsys.readouterr()
@@ -369,7 +330,11 @@ def test_doctor_reports_rejected_registration(capsys, host_tool):
     rejected = registry.register(
         name="cli_contested",
         toolset="cli-test-b",
-        schema={"name": "cli_contested", "description": "second", "parameters": PARAMS},
+        schema={
+            "name": "cli_contested",
+            "description": "second",
+            "parameters": {"type": "object", "properties": {}},
+        },
         handler=lambda args, **kw: "second",
     )
     assert rejected is None

@@ -8,21 +8,25 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from toolreg import __version__, stop_mcp
+from toolreg import stop_mcp
 
 from ._commands import COMMANDS, load
+from ._completion import SHELLS, cmd_completion
 from ._errors import EXIT_FAILURE, CliError
+from ._help import more_help
 from ._logs import cli_logging
+from ._pip_commands import add_pip_parsers, cmd_install, cmd_uninstall
 from ._plugin_commands import cmd_config_check
 from ._serve import add_serve_parser, cmd_serve
+from ._version import VersionAction
 
 # The definition formats of registry.get_definitions (toolreg._contract.formats.FORMATS).
 FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "mcp")
 
-_EPILOG = """\
+_EPILOG = f"""\
 exit codes: 0 success; 1 unknown tool or toolset, a tool_error result, or an
 internal error; 2 bad usage, bad JSON arguments or a bad config file.
-Details: docs/cli.md
+{more_help("cli")}
 """
 
 
@@ -52,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[verbose],
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-V", "--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("list", parents=[verbose], help="list registered tools")
@@ -93,6 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("path", metavar="PATH", nargs="?", help="file to check (default: as found)")
 
     add_serve_parser(sub, verbose)
+    add_pip_parsers(sub, verbose)
+
+    p = sub.add_parser(
+        "completion",
+        parents=[verbose],
+        help="print a shell completion script",
+        description="Print a completion script for SHELL; see docs/cli.md for where it goes.",
+    )
+    p.add_argument("shell", metavar="SHELL", choices=SHELLS, help=", ".join(SHELLS))
 
     p = sub.add_parser("new", parents=[verbose], help="create a tool-pack project to publish")
     p.add_argument("name", metavar="PACK_NAME", help="distribution name, e.g. toolreg-weather")
@@ -141,6 +154,10 @@ def _run(args: argparse.Namespace) -> int:
         return cmd_config_check(args)  # checks the file; loads no tools
     if args.command == "serve":
         return cmd_serve(args)  # loads the tools itself, with stdout guarded for stdio
+    if args.command in ("install", "uninstall"):
+        return cmd_install(args) if args.command == "install" else cmd_uninstall(args)
+    if args.command == "completion":
+        return cmd_completion(args, build_parser())  # writes the script; loads no tools
     if args.command == "new":
         from ._scaffold import cmd_new  # only `new` needs the templates
 

@@ -117,7 +117,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     if fmt is not None:
         for tool in tools:
             tool["definition"] = _list_definition(tool["name"], fmt)
-    print(_render.to_json(tools) if args.json else _render.tool_table(tools))
+    if args.json:
+        print(_render.to_json(tools))
+    else:
+        print(_render.tool_table(tools, _render.terminal_width()))
     return EXIT_OK
 
 
@@ -210,7 +213,10 @@ def _json_kind(value: Any) -> str:
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Report import failures, unavailable tools, rejections, distrusted caches. Always exits 0."""
     report = doctor_report()
-    print(_render.to_json(report) if args.json else _render.doctor_report(report))
+    if args.json:
+        print(_render.to_json(report))
+    else:
+        print(_render.doctor_report(report, _render.terminal_width()))
     return EXIT_OK
 
 

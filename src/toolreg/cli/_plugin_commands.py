@@ -18,11 +18,12 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     if args.json:
         print(report.to_json(indent=2))
     else:
-        print(plugin_table(report))  # with -v, the load step already logged tracebacks
+        # With -v, the load step already logged the tracebacks.
+        print(plugin_table(report, _render.terminal_width()))
     return EXIT_OK
 
 
-def plugin_table(report: PluginReport) -> str:
+def plugin_table(report: PluginReport, width: int | None = None) -> str:
     if not len(report):
         return "No tool packs found (entry-point group toolreg.tools), and no local plugins."
     rows = []
@@ -34,7 +35,7 @@ def plugin_table(report: PluginReport) -> str:
         hooks = ", ".join(h.removeprefix("toolreg_") for h in o.hooks) or "-"
         rows.append((o.id, o.version or "-", o.status, o.isolation, tools, hooks, o.reason))
     headers = ("PLUGIN", "VERSION", "STATUS", "ISOLATION", "TOOLS", "HOOKS", "REASON")
-    text = _render.table(headers, rows)
+    text = _render.table(headers, rows, width=width, cut={"TOOLS", "HOOKS", "REASON"})
     refused = [(o.id, r) for o in report for r in o.refused]
     if refused:
         text += "\n\nRefused registrations and actions:\n"

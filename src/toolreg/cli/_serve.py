@@ -29,6 +29,7 @@ from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
 from .._mcp.http_guard import TOKEN_ENV, is_loopback_host
 from ._commands import _did_you_mean, load, workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
+from ._help import more_help
 from ._logs import quiet_loading
 from ._state import state
 
@@ -37,7 +38,8 @@ log = logging.getLogger("toolreg.serve")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 
-EPILOG = """\
+EPILOG = (
+    """\
 MCP client config (stdio; the client starts the server):
   {"mcpServers": {"toolreg": {"command": "toolreg", "args": ["serve"]}}}
 
@@ -53,8 +55,11 @@ HTTP binds 127.0.0.1, where Host and Origin must be loopback names. With a
 token (--auth-token-file, or $TOOLREG_SERVE_TOKEN) every request needs
 "Authorization: Bearer TOKEN"; any other address refuses to start without one
 unless --insecure-no-auth says so. GET /healthz answers {"status": "ok", ...}.
-Needs the MCP SDK: pip install 'toolreg-core[mcp]'. Details: docs/mcp.md
+Needs the MCP SDK: pip install 'toolreg-core[mcp]'.
 """
+    + more_help("mcp")
+    + "\n"
+)
 
 
 def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
