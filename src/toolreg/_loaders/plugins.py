@@ -17,7 +17,7 @@ import sys
 import threading
 import traceback
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
@@ -39,7 +39,13 @@ from .._policy.admission import (
     environ,
 )
 from .._policy.config import Config
-from .._policy.unknown_names import plugin_ids_written, unknown_names, warn
+from .._policy.unknown_names import (
+    did_you_mean,
+    plugin_ids_written,
+    unknown_hooks,
+    unknown_names,
+    warn,
+)
 from .hook_runner import HookFailure, HookImpl, HookRunner
 from .import_guard import ImportTimeout, import_with_deadline
 from .report import PluginOutcome, PluginReport
@@ -124,6 +130,7 @@ class PluginHost:
                 report.plugins.append(self._load_local(plugin))
             known = {outcome.id for outcome in report} | set(self.active)
             warn(unknown_names(plugin_ids_written(self.config), known))
+            warn(unknown_hooks(self.config))
             self._install_hooks()
             self.report = report
             return report
@@ -243,7 +250,7 @@ class PluginHost:
                         continue  # two entry points naming one module
                     self.pm.register(obj, name=f"{plugin_id}#{index}")
                     objects.append(obj)
-                self.pm.check_pending()
+                self._check_hook_names(objects)
                 self._call_own(objects, "toolreg_configure", settings=dict(settings.settings))
                 self._call_own(
                     objects,
@@ -267,9 +274,8 @@ class PluginHost:
             self._fail(outcome, exc)
             return False
         self._summarise(outcome, since)
-        outcome.hooks = sorted(
-            {caller.name for obj in objects for caller in self.pm.get_hookcallers(obj) or ()}
-        )
+        implemented = {c.name for obj in objects for c in self.pm.get_hookcallers(obj) or ()}
+        self._note_hooks(outcome, implemented)
         self.active[plugin_id] = _Active(outcome, namespaces, objects)
         logger.info("Loaded plugin %s (%d tools)", plugin_id, len(outcome.tools_added))
         return True
@@ -292,7 +298,7 @@ class PluginHost:
         except (Exception, SystemExit) as exc:
             self._deactivate(outcome.id, (), [])
             return self._fail(outcome, exc)
-        outcome.hooks = started.hooks
+        self._note_hooks(outcome, started.hooks)
         if started.status != "loaded":
             self._deactivate(outcome.id, (), [])
             outcome.status, outcome.reason = started.status, started.reason  # type: ignore[assignment]
@@ -304,6 +310,30 @@ class PluginHost:
         self.active[outcome.id] = _Active(outcome, (), [started.hook_plugin])
         logger.info("Loaded isolated plugin %s (%d tools)", outcome.id, len(outcome.tools_added))
         return outcome
+
+    def _check_hook_names(self, objects: list[Any]) -> None:
+        """A hook implementation whose name is no toolreg hook fails the pack, with the closest."""
+        known = [*hookspecs.SETUP_HOOKS, *hookspecs.DISPATCH_HOOKS]
+        for name, caller in vars(self.pm.hook).items():
+            if caller.has_spec():
+                continue
+            for impl in caller.get_hookimpls():
+                if not impl.optionalhook and any(impl.plugin is obj for obj in objects):
+                    raise pluggy.PluginValidationError(
+                        impl.plugin,
+                        f"{name!r} (in {impl.function.__module__}) is not a toolreg hook"
+                        f"{did_you_mean(name, known)}",
+                    )
+        self.pm.check_pending()
+
+    def _note_hooks(self, outcome: PluginOutcome, implemented: Collection[str]) -> None:
+        """Report the hooks that run and the dispatch hooks the operator's ``hooks`` withholds."""
+        entry = self.config.plugins.entry(outcome.id)
+        withheld = {h for h in implemented if h in _DISPATCH_HOOKS and not entry.allows_hook(h)}
+        outcome.hooks = sorted(set(implemented) - withheld)
+        outcome.hooks_withheld = sorted(withheld)
+        if outcome.hooks_withheld:
+            logger.info("Plugin %s: hooks withheld: %s", outcome.id, outcome.hooks_withheld)
 
     def _call_own(self, objects: list[Any], hook: str, **kwargs: Any) -> None:
         """Run one plugin's own implementations of a setup hook."""
@@ -363,8 +393,11 @@ class PluginHost:
         for hook in _DISPATCH_HOOKS:
             # pluggy calls the last registered first; keep its order.
             impls[hook] = [
-                HookImpl(names.get(id(impl.plugin), "?"), impl.function, tuple(impl.argnames))
+                HookImpl(owner, impl.function, tuple(impl.argnames))
                 for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls())
+                for owner in [names.get(id(impl.plugin), "?")]
+                # The operator's plugins.entries.<id>.hooks withholds the others.
+                if self.config.plugins.entry(owner).allows_hook(hook)
             ]
         runner = HookRunner(*impls.values(), timeout=self.config.plugins.hook_timeout)
         self.hooks = runner if runner else None

@@ -34,6 +34,8 @@ ISOLATION_MODES = ("none", "process")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LOCAL_PREFIX = "local:"
 LOCAL_CONFIG_NAME = "toolreg.toml"
+#: Every toolreg hook's name starts with it; config may leave it out.
+HOOK_PREFIX = "toolreg_"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,16 @@ class PluginEntryConfig:
     isolation: str | None = None
     #: Environment variables an isolated pack's process gets besides the minimal set.
     env: tuple[str, ...] = ()
+    #: The dispatch hooks it may run, full names (``toolreg_pre_tool_call``); None: all.
+    #: A name that is no dispatch hook stays here, so the check can name it.
+    hooks: tuple[str, ...] | None = None
+
+    def allows_hook(self, hook: str) -> bool:
+        """Whether this plugin's implementation of dispatch hook ``hook`` may run.
+
+        Only dispatch hooks are asked about: the setup hooks always run.
+        """
+        return self.hooks is None or hook in self.hooks
 
 
 @dataclass(frozen=True)
@@ -248,7 +260,9 @@ def _seconds_or_off(reader: Reader, data: dict[str, Any], key: str) -> float:
 
 def _entry(reader: Reader, data: dict[str, Any], key: str) -> PluginEntryConfig:
     reader.keys(
-        data, key, {"allow_tool_override", "version", "tools", "settings", "isolation", "env"}
+        data,
+        key,
+        {"allow_tool_override", "version", "tools", "settings", "isolation", "env", "hooks"},
     )
     version = reader.typed(data, key, "version", str, "a version specifier string")
     specifier = None
@@ -271,6 +285,7 @@ def _entry(reader: Reader, data: dict[str, Any], key: str) -> PluginEntryConfig:
         settings=dict(reader.table(data, f"{key}.settings")),
         isolation=_isolation(reader, data, key),
         env=_env_names(reader, data, key),
+        hooks=_hook_names(reader.strings(data, key, "hooks")),
     )
 
 
@@ -293,6 +308,13 @@ def _env_names(reader: Reader, data: dict[str, Any], where: str) -> tuple[str, .
                 f"expected an environment variable name (letters, digits, '_'), got {name!r}",
             )
     return names
+
+
+def _hook_names(names: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """Hook names as written, the ``toolreg_`` prefix optional, in full form."""
+    if names is None:
+        return None
+    return tuple(name if name.startswith(HOOK_PREFIX) else HOOK_PREFIX + name for name in names)
 
 
 def _toolsets(reader: Reader, data: dict[str, Any]) -> ToolsetsConfig:

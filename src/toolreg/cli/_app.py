@@ -12,11 +12,11 @@ from toolreg import stop_mcp
 
 from ._commands import COMMANDS, load
 from ._completion import SHELLS, cmd_completion
+from ._config_check import cmd_config_check
 from ._errors import EXIT_FAILURE, CliError
 from ._help import more_help
 from ._logs import cli_logging
 from ._pip_commands import add_pip_parsers, cmd_install, cmd_uninstall
-from ._plugin_commands import cmd_config_check
 from ._serve import add_serve_parser, cmd_serve
 from ._version import VersionAction
 
@@ -93,8 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("config", parents=[verbose], help="operator config tools")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    c = config_sub.add_parser("check", parents=[verbose], help="validate a config file")
+    c = config_sub.add_parser(
+        "check",
+        parents=[verbose],
+        help="validate a config file: its keys, and the names it uses against what is installed",
+    )
     c.add_argument("path", metavar="PATH", nargs="?", help="file to check (default: as found)")
+    c.add_argument("--json", action="store_true", help="print the effective settings as JSON")
 
     add_serve_parser(sub, verbose)
     add_pip_parsers(sub, verbose)
@@ -151,7 +156,7 @@ def _run(args: argparse.Namespace) -> int:
     if not hasattr(args, "config"):
         args.config = None
     if args.command == "config":
-        return cmd_config_check(args)  # checks the file; loads no tools
+        return cmd_config_check(args)  # loads built-ins and packs, starts no MCP server
     if args.command == "serve":
         return cmd_serve(args)  # loads the tools itself, with stdout guarded for stdio
     if args.command in ("install", "uninstall"):
