@@ -589,7 +589,7 @@ def test_stop_removes_toolsets_ends_processes_and_joins_the_thread() -> None:
 def test_cli_lists_mcp_tools_and_stops_the_servers(tmp_path: Path, capsys) -> None:
     config = tmp_path / "toolreg.toml"
     config.write_text(stdio_server("cli", "basic_server.py"), encoding="utf-8")
-    assert main(["--config", str(config), "list", "--json", "--toolset", "cli"]) == 0
+    assert main(["--config", str(config), "list", "--mcp", "--json", "--toolset", "cli"]) == 0
     tools = json.loads(capsys.readouterr().out)
     assert {"mcp__cli__echo", "mcp__cli__pid"} <= {t["name"] for t in tools}
     assert {t["owner"] for t in tools} == {"mcp:cli"}
@@ -623,7 +623,7 @@ def test_ctrl_c_while_connecting_stops_the_servers(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     cli = subprocess.Popen(
-        [PYTHON, "-m", "toolreg", "--config", str(config), "list"],
+        [PYTHON, "-m", "toolreg", "--config", str(config), "list", "--mcp"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

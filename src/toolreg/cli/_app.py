@@ -59,7 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-V", "--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("list", parents=[verbose], help="list registered tools")
+    mcp = argparse.ArgumentParser(add_help=False)
+    mcp.add_argument(
+        "--mcp",
+        action="store_true",
+        help="connect the MCP servers (without it: their last known tools, marked cached)",
+    )
+
+    p = sub.add_parser("list", parents=[verbose, mcp], help="list registered tools")
     p.add_argument("--toolset", metavar="TS", help="only tools in this toolset (aliases work)")
     p.add_argument("--json", action="store_true", help="print a JSON array")
     p.add_argument(
@@ -68,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --json: add each tool's definition in this format, as its 'definition'",
     )
 
-    p = sub.add_parser("show", parents=[verbose], help="show one tool's definition")
+    p = sub.add_parser("show", parents=[verbose, mcp], help="show one tool's definition")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--json", action="store_true", help="print only the definition, as JSON")
     p.add_argument(

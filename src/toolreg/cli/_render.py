@@ -95,11 +95,14 @@ _ELLIPSIS = _ellipsis()
 
 def tool_table(tools: Sequence[dict[str, Any]], width: int | None = None) -> str:
     """The ``list`` table: one row per tool, reason only for unavailable ones."""
-    rows = [
-        (t["name"], t["toolset"], "yes" if t["available"] else "no", t["reason"] or "")
-        for t in tools
-    ]
+    rows = [(t["name"], t["toolset"], _availability(t), t["reason"] or "") for t in tools]
     return table(("NAME", "TOOLSET", "AVAILABLE", "REASON"), rows, width=width, cut={"REASON"})
+
+
+def _availability(tool: dict[str, Any]) -> str:
+    if "cached_at" in tool:  # an MCP server's tool as last listed: not connected now
+        return "cached"
+    return "yes" if tool["available"] else "no"
 
 
 def tool_summary(name: str, toolset: str, owner: str | None, available: bool, reason: str) -> str:
