@@ -224,14 +224,8 @@ def _toolset_tools(toolset: str, cached: ToolRegistry) -> list[str]:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Print one tool's definition, whether or not it is available right now."""
-    source, reason = registry, None
-    if registry.get_entry(args.name) is None:
-        known = _known_mcp_tools()
-        cached = _mcp_cache.cached_registry(known)
-        if cached.get_entry(args.name) is not None:
-            source = cached
-            reason = _cached_record(cached, args.name, known)["reason"]
-    entry = _require_tool(args.name) if source is registry else source.get_entry(args.name)
+    source, cached_reason = _where_shown(args.name)
+    entry = source.get_entry(args.name) if cached_reason else _require_tool(args.name)
     assert entry is not None
     try:
         definition = source.get_definition(args.name, format=args.format)
@@ -240,12 +234,24 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print(_render.to_json(definition))
         return EXIT_OK
-    available, why = (False, reason) if reason else registry.availability(args.name)
+    available, reason = (
+        (False, cached_reason) if cached_reason else registry.availability(entry.name)
+    )
     owner = source.get_owner(args.name)
-    print(_render.tool_summary(entry.name, entry.toolset, owner, available, why))
+    print(_render.tool_summary(entry.name, entry.toolset, owner, available, reason))
     print(f"definition ({args.format}):")
     print(_render.to_json(definition))
     return EXIT_OK
+
+
+def _where_shown(name: str) -> tuple[ToolRegistry, str | None]:
+    """The registry holding ``name``: the live one, or the MCP cache's with why it is cached."""
+    if registry.get_entry(name) is None:
+        known = _known_mcp_tools()
+        cached = _mcp_cache.cached_registry(known)
+        if cached.get_entry(name) is not None:
+            return cached, _cached_record(cached, name, known)["reason"]
+    return registry, None
 
 
 # -- call --------------------------------------------------------------------------------
@@ -363,8 +369,8 @@ def _require_tool(name: str) -> ToolEntry:
     if entry is None:
         known = registry.get_all_tool_names()
         hint = _did_you_mean(name, known)
-        config = state.config
-        if not hint and not state.mcp_started and config is not None and config.mcp.servers:
+        servers = state.config.mcp.servers.values() if state.config is not None else ()
+        if not hint and not state.mcp_started and any(s.enabled for s in servers):
             hint = " (the MCP servers were not started; --mcp connects them)"
         raise CliError(f"unknown tool {name!r}{hint}")
     return entry
