@@ -21,6 +21,7 @@ from .._contract.entry import ToolEntry
 from .._contract.formats import Formatter, get_formatter
 from .._contract.schemas import check_parameters, parameters_of
 from .availability import Availability, Verdict
+from .table import ToolTable
 
 logger = logging.getLogger("toolreg.definitions")
 
@@ -90,21 +91,19 @@ def _thaw(memo: _Memo, format: str) -> list[dict[str, Any]]:
     return definitions
 
 
-class DefinitionsMixin:
-    """``get_definitions`` and friends, for a table that has availability."""
+class Definitions:
+    """``get_definitions`` and friends, memoised per table generation."""
 
-    _tools: dict[str, ToolEntry]
-    _generation: int
-    _availability: Availability
-
-    def _init_definitions(self) -> None:
+    def __init__(self, table: ToolTable, availability: Availability) -> None:
+        self._table = table
+        self._availability = availability
         self._memo: dict[_MemoKey, _Memo] = {}
         self._memo_lock = threading.Lock()
 
     def get_definition(self, name: str, *, format: str = "openai") -> dict[str, Any] | None:
         """One tool's definition, available or not; None for an unknown tool."""
         formatter = get_formatter(format)
-        entry = self._tools.get(name)
+        entry = self._table.tools.get(name)
         if entry is None:
             return None
         return _dynamic_definition(entry, formatter)
@@ -130,8 +129,10 @@ class DefinitionsMixin:
         return memo.json
 
     def _memo_for(self, tool_names: Iterable[str] | None, format: str) -> _Memo:
-        generation = self._generation
-        tools = self._tools
+        # Generation first: a write in between makes this memo's key stale, never wrong.
+        table = self._table
+        generation = table.generation
+        tools = table.tools
         names_key = None if tool_names is None else frozenset(tool_names)
         key = (names_key, format, generation)
         memo = self._memo.get(key)

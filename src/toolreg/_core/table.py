@@ -1,6 +1,6 @@
 """The tool table: registration, removal, aliases and lookups, through the write gate.
 
-The rules themselves live in :mod:`.gate`; who is calling, in :mod:`.policy_seam`.
+The rules themselves live in :mod:`.gate`; who is calling, in :mod:`.callers`.
 
 Readers never lock and never copy: every write builds a new dict and publishes
 it with one attribute assignment, which is atomic under the GIL (and under
@@ -12,52 +12,49 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
 
 from .._contract.entry import (
     DEFAULT_OPTIONS,
-    CheckFn,
-    Handler,
-    SchemaOverrides,
     ToolEntry,
     ToolOptions,
-    make_options,
 )
 from .._contract.schemas import check_registration, check_result_limit
+from .callers import Callers
 from .decisions import Action, Decision, DecisionLog
 from .gate import judge, judge_alias, judge_removal
 from .override_history import OverrideHistory
 from .ownership import Owner, PluginPolicy
-from .policy_seam import PolicySeamMixin
 
 logger = logging.getLogger("toolreg.registry")
 
 
 #: Besides the entry, what the table keeps per name: who owns it, how to dispatch it.
-Meta = tuple[Owner, ToolOptions]
-#: A write's unit: the entry with its meta.
-Slot = tuple[ToolEntry, Owner, ToolOptions]
+OwnerOptions = tuple[Owner, ToolOptions]
+#: One row of the table, the unit of a write.
+Row = tuple[ToolEntry, Owner, ToolOptions]
+#: Told the names a write changed, after it is visible and before the lock is let go.
+ChangeListener = Callable[[frozenset[str]], None]
 
 
-class ToolTable(PolicySeamMixin):
+class ToolTable:
     """Name → ToolEntry, with the rules that decide who may write what."""
 
-    def __init__(self, *, decision_log_size: int = 1000) -> None:
-        self._lock = threading.RLock()
+    def __init__(self, callers: Callers, lock: threading.RLock, log: DecisionLog) -> None:
+        self._lock = lock
+        self._callers = callers
+        self._log = log
         self._tools: dict[str, ToolEntry] = {}
         # Kept beside _tools rather than in it: _tools stays a plain name ->
-        # entry dict, so get_entry can be that dict's own ``get``.
-        self._meta: dict[str, Meta] = {}
+        # entry dict, so the registry's get_entry can be that dict's own ``get``.
+        self._owned: dict[str, OwnerOptions] = {}
         self._toolsets: dict[str, frozenset[str]] = {}
         self._aliases: dict[str, str] = {}
         self._generation = 0
-        self._init_policy_seam()
-        self._log = DecisionLog(decision_log_size)
         # So unloading a plugin can put back what it overrode.
         self._history = OverrideHistory()
-        self._change_listeners: list[Callable[[frozenset[str]], None]] = []
+        self._listener: ChangeListener | None = None
 
     # -- reads: lock-free -------------------------------------------------
 
@@ -66,109 +63,49 @@ class ToolTable(PolicySeamMixin):
         """Bumped by every accepted mutation; caches compare it to detect change."""
         return self._generation
 
-    def get_entry(self, name: str) -> ToolEntry | None:
-        """The entry registered under ``name``, or None. A plain dict read.
+    @property
+    def tools(self) -> dict[str, ToolEntry]:
+        """The published name → entry dict. Never mutated: read it, do not change it."""
+        return self._tools
 
-        Each write rebinds it to the new table's ``dict.get``, so look it up on
-        the registry at each use rather than keeping the bound method.
-        """
-        return self._tools.get(name)
+    def live_entries(self) -> tuple[int, Iterable[ToolEntry]]:
+        """The generation and the entries of one published table."""
+        return self._generation, self._tools.values()
 
     def get_owner(self, name: str) -> str | None:
         """``builtin``, ``host``, a plugin id or ``mcp:<server>``; None if unknown."""
-        meta = self._meta.get(name)
-        return meta[0].label if meta is not None else None
+        held = self._owned.get(name)
+        return held[0].label if held is not None else None
 
     def get_options(self, name: str) -> ToolOptions | None:
         """Dispatch settings (validation, timeout) of a tool; None if unknown."""
-        meta = self._meta.get(name)
-        return meta[1] if meta is not None else None
+        held = self._owned.get(name)
+        return held[1] if held is not None else None
 
-    def get_all_tool_names(self) -> list[str]:
-        return sorted(self._tools)
-
-    def get_toolset_for_tool(self, name: str) -> str | None:
-        entry = self._tools.get(name)
-        return entry.toolset if entry is not None else None
-
-    def get_tool_names_for_toolset(self, toolset: str) -> list[str]:
+    def names_in(self, toolset: str) -> list[str]:
+        """The tools of a toolset (or of the toolset an alias names), sorted."""
         return sorted(self._toolsets.get(self.resolve_toolset(toolset), ()))
 
-    def get_toolsets(self) -> list[str]:
+    def toolsets(self) -> list[str]:
         return sorted(self._toolsets)
 
     def resolve_toolset(self, name: str) -> str:
         """The toolset an alias points to, or ``name`` itself."""
         return self._aliases.get(name, name)
 
-    def get_toolset_aliases(self) -> dict[str, str]:
+    def aliases(self) -> dict[str, str]:
         return dict(self._aliases)
-
-    def decisions(self, since: int = 0) -> list[Decision]:
-        """Registration decisions after sequence number ``since``, oldest first.
-
-        The log is bounded: the oldest decisions fall off.
-        """
-        return self._log.snapshot(since)
-
-    @property
-    def last_decision_seq(self) -> int:
-        """The sequence number of the newest decision (0 before any)."""
-        return self._log.last_seq
-
-    def __len__(self) -> int:
-        return len(self._tools)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._tools
 
     # -- writes ---------------------------------------------------------------
 
-    def register(
-        self,
-        name: str,
-        toolset: str,
-        schema: dict[str, Any],
-        handler: Handler,
-        check_fn: CheckFn | None = None,
-        requires_env: Sequence[str] | None = None,
-        is_async: bool = False,
-        description: str = "",
-        emoji: str = "",
-        max_result_size_chars: int | None = None,
-        dynamic_schema_overrides: SchemaOverrides | None = None,
-        override: bool = False,
-        *,
-        validate: bool = True,
-        timeout: float | None = None,
-    ) -> ToolEntry | None:
-        """Register a tool; returns the new entry, or None when rejected.
-
-        Raises ValueError for a malformed name or schema and PermissionError for
-        a plugin override the operator has not allowed.
-        """
-        check_registration(name, toolset, schema, handler)
-        check_result_limit(name, max_result_size_chars)
-        options = make_options(name, validate, timeout)
-        entry = ToolEntry(
-            name=name,
-            toolset=toolset,
-            schema=schema,
-            handler=handler,
-            check_fn=check_fn,
-            requires_env=requires_env,
-            is_async=is_async,
-            description=description,
-            emoji=emoji,
-            max_result_size_chars=max_result_size_chars,
-            dynamic_schema_overrides=dynamic_schema_overrides,
-        )
-        owner, plugins = self._owner_for(toolset, handler, depth=2)
+    def add(self, entry: ToolEntry, options: ToolOptions, override: bool) -> ToolEntry | None:
+        """Write one checked entry, if the gate admits it; None when rejected."""
+        owner, plugins = self._callers.owner_for(entry.toolset, entry.handler, depth=3)
         with self._lock:
             action = self._admit(entry, owner, plugins, override)
             if action is None:
                 return None
-            self._publish({name: (entry, owner, options)}, removed=(), action=action)
+            self._write({entry.name: (entry, owner, options)}, removed=(), action=action)
         return entry
 
     def _admit(
@@ -202,15 +139,15 @@ class ToolTable(PolicySeamMixin):
         A plugin may remove only its own tools unless the operator allowed it
         overrides (PermissionError otherwise).
         """
-        callers = self._callers()
+        callers = self._callers.current()
         with self._lock:
             if self._tools.get(name) is None:
                 return False
-            owner = self._meta[name][0]
+            owner = self._owned[name][0]
             reason = judge_removal(name, owner, callers, "deregister")
             if reason is not None:
-                self._refused(callers[0], reason, tool=name)
-            self._publish({}, removed=(name,), action="deregistered")
+                self._callers.refuse(callers[0], reason, tool=name)
+            self._write({}, removed=(name,), action="deregistered")
         return True
 
     def replace_toolset(
@@ -237,11 +174,11 @@ class ToolTable(PolicySeamMixin):
             if entry.name in seen:
                 raise ValueError(f"Tool {entry.name!r} appears twice in toolset {toolset!r}")
             seen.add(entry.name)
-        owners = [self._owner_for(toolset, entry.handler, depth=2) for entry in entries]
-        callers = self._callers()
+        owners = [self._callers.owner_for(toolset, entry.handler, depth=2) for entry in entries]
+        callers = self._callers.current()
         with self._lock:
             current = self._toolsets.get(toolset, frozenset())
-            added: dict[str, Slot] = {}
+            added: dict[str, Row] = {}
             # A refusal raises before anything is published: all or nothing.
             for entry, (owner, plugins) in zip(entries, owners, strict=True):
                 if entry.name in current and not plugins:
@@ -251,7 +188,7 @@ class ToolTable(PolicySeamMixin):
                     added[entry.name] = (entry, owner, options)
             removed = tuple(sorted(current - added.keys()))
             self._check_removal(removed, callers, "replace_toolset")
-            self._publish(added, removed=removed, action=None)
+            self._write(added, removed=removed, action=None)
             return sorted(added)
 
     def remove_owner(self, label: str) -> list[str]:
@@ -262,14 +199,14 @@ class ToolTable(PolicySeamMixin):
         A plugin may remove only its own tools, unless the operator allowed it
         overrides.
         """
-        callers = self._callers()
+        callers = self._callers.current()
         with self._lock:
-            owned = sorted(name for name, meta in self._meta.items() if meta[0].label == label)
+            owned = sorted(name for name, held in self._owned.items() if held[0].label == label)
             self._check_removal(owned, callers, "remove_owner")
             restored = self._history.forget_owner(label, owned)
             removed = tuple(name for name in owned if name not in restored)
             if owned:
-                self._publish(restored, removed=removed, action="restored")
+                self._write(restored, removed=removed, action="restored")
             return owned
 
     def register_toolset_alias(self, alias: str, toolset: str) -> None:
@@ -279,7 +216,7 @@ class ToolTable(PolicySeamMixin):
         toolset has tools. ValueError for an alias that breaks those rules.
         """
         with self._lock:
-            self._require_host(f"create toolset alias {alias!r}")
+            self._callers.require_host(f"create toolset alias {alias!r}")
             if alias == toolset and isinstance(alias, str) and alias:
                 return
             target = self._aliases.get(toolset, toolset)
@@ -296,7 +233,7 @@ class ToolTable(PolicySeamMixin):
         so that ``decisions()`` and ``toolreg doctor`` show them like the table's
         own. Nothing is published and the generation stays; the caller logs.
         """
-        owner, _ = self._owner_for(entry.toolset, entry.handler, depth=2)
+        owner, _ = self._callers.owner_for(entry.toolset, entry.handler, depth=2)
         with self._lock:
             name = entry.name
             self._record(
@@ -310,20 +247,20 @@ class ToolTable(PolicySeamMixin):
         if not callers:
             return
         for name in names:
-            reason = judge_removal(name, self._meta[name][0], callers, how)
+            reason = judge_removal(name, self._owned[name][0], callers, how)
             if reason is not None:
-                self._refused(callers[0], reason, tool=name)
+                self._callers.refuse(callers[0], reason, tool=name)
 
-    def _publish(
+    def _write(
         self,
-        added: dict[str, Slot],
+        added: dict[str, Row],
         removed: Iterable[str],
         action: Action | None,
     ) -> None:
         """Build new dicts and swap them in; caller holds the lock."""
         removed = tuple(removed)
         tools = dict(self._tools)
-        meta = dict(self._meta)
+        held = dict(self._owned)
         decisions: list[tuple[Action, ToolEntry, Owner, ToolEntry | None, Owner | None]] = []
         # Names leaving and joining each toolset, so only touched toolsets are
         # rebuilt, with one set operation each: a bulk write stays linear.
@@ -331,21 +268,21 @@ class ToolTable(PolicySeamMixin):
         came: dict[str, set[str]] = {}
         for name in removed:
             old = tools.pop(name)
-            old_owner, _ = meta.pop(name)
+            old_owner, _ = held.pop(name)
             gone.setdefault(old.toolset, set()).add(name)
             decisions.append(("deregistered", old, old_owner, None, None))
         for name, (entry, owner, options) in added.items():
             old = tools.get(name)
-            old_meta = meta.get(name)
+            old_held = held.get(name)
             tools[name] = entry
-            meta[name] = (owner, options)
+            held[name] = (owner, options)
             verb = action or ("registered" if old is None else "replaced")
-            if old is not None and old_meta is not None:
+            if old is not None and old_held is not None:
                 gone.setdefault(old.toolset, set()).add(name)
                 if verb == "overridden":
-                    self._history.record(name, (old, *old_meta), owner.label)
+                    self._history.record(name, (old, *old_held), owner.label)
             came.setdefault(entry.toolset, set()).add(name)
-            decisions.append((verb, entry, owner, old, old_meta[0] if old_meta else None))
+            decisions.append((verb, entry, owner, old, old_held[0] if old_held else None))
         toolsets = dict(self._toolsets)
         for toolset in gone.keys() | came.keys():
             names = (toolsets.get(toolset, frozenset()) - gone.get(toolset, set())) | came.get(
@@ -359,29 +296,23 @@ class ToolTable(PolicySeamMixin):
             # An alias dies with its toolset, so it cannot later hide a new one.
             self._aliases = {a: t for a, t in self._aliases.items() if t in toolsets}
         self._toolsets = toolsets
-        self._meta = meta
+        self._owned = held
         self._tools = tools
-        # get_entry becomes the published dict's own ``get``: the dispatch hot
-        # path's lookup is then a C call, with no Python frame in between.
-        self.get_entry = tools.get  # type: ignore[method-assign]
         self._generation += 1
-        changed = frozenset(removed) | added.keys()
-        for listener in self._change_listeners:
-            listener(changed)
+        if self._listener is not None:
+            self._listener(frozenset(removed) | added.keys())
         for verb, entry, owner, old, old_owner in decisions:
             self._record(verb, entry, owner, "", old, old_owner)
 
     def _owner_of(self, name: str) -> Owner | None:
-        meta = self._meta.get(name)
-        return meta[0] if meta is not None else None
+        held = self._owned.get(name)
+        return held[0] if held is not None else None
 
-    def _on_change(self, listener: Callable[[frozenset[str]], None]) -> None:
-        """Call ``listener`` with the changed names after every publish (under the lock).
-
-        The one way caches above the table (dispatch plans) learn of a change:
-        explicit, so it never depends on the order of a class's bases.
-        """
-        self._change_listeners.append(listener)
+    def on_change(self, listener: ChangeListener) -> None:
+        """The one way caches above the table learn of a write: explicit, and only one."""
+        if self._listener is not None:
+            raise RuntimeError("the table already has a change listener")
+        self._listener = listener
 
     def _record(
         self,
