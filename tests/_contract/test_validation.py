@@ -13,7 +13,7 @@ import pytest
 from conftest import REDOS_PATTERN, REDOS_TEXT, counting_thread
 from toolreg import ToolRegistry, parse_config
 from toolreg._contract import validation as validation
-from toolreg._policy.toolsets import apply_config
+from toolreg._policy.apply_config import apply_config
 
 PARAMS = {
     "type": "object",

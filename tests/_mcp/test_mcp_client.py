@@ -38,7 +38,7 @@ from toolreg import (  # noqa: E402
     stop_mcp,
 )
 from toolreg._contract.names import registry_name, sanitise, wanted  # noqa: E402
-from toolreg._mcp.session import ReconnectPolicy  # noqa: E402
+from toolreg._mcp.link import ReconnectPolicy  # noqa: E402
 from toolreg.cli import _commands, _render, main  # noqa: E402
 
 SERVERS = Path(__file__).parent / "servers"
@@ -660,7 +660,7 @@ def test_backoff_doubles_with_jitter_up_to_the_cap() -> None:
 def test_a_server_that_crashes_right_after_connecting_is_parked(
     reg: ToolRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolreg._mcp.session import ServerLink
+    from toolreg._mcp.link import ServerLink
 
     async def connect_then_drop(self: ServerLink) -> None:
         self._connected_at = time.monotonic()
@@ -678,7 +678,7 @@ def test_a_server_that_crashes_right_after_connecting_is_parked(
 
 def test_waiting_for_servers_notices_a_signal_given_to_another_thread() -> None:
     """A Ctrl-C the kernel hands to a background thread still interrupts the wait."""
-    from toolreg._mcp.client import wait_interruptibly
+    from toolreg._mcp.manager import wait_interruptibly
 
     later: concurrent.futures.Future[str] = concurrent.futures.Future()
     # interrupt_main sets the flag a signal sets, without waking the main thread:

@@ -19,7 +19,7 @@ from typing import Any
 
 from .._contract.entry import ToolEntry
 from .._contract.formats import Formatter, get_formatter
-from .._contract.schemas import check_parameters, parameters_of
+from .._contract.schema_checks import check_parameters, parameters_of
 from .availability import Availability, Verdict
 from .table import ToolTable
 

@@ -26,7 +26,7 @@ from .._contract.entry import (
     ToolOptions,
     make_options,
 )
-from .._contract.schemas import check_registration, check_result_limit
+from .._contract.schema_checks import check_registration, check_result_limit
 from .availability import Availability, Verdict
 from .callers import Callers
 from .decisions import Decision, DecisionLog

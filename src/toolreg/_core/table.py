@@ -20,7 +20,7 @@ from .._contract.entry import (
     ToolEntry,
     ToolOptions,
 )
-from .._contract.schemas import check_registration, check_result_limit
+from .._contract.schema_checks import check_registration, check_result_limit
 from .callers import Callers
 from .decisions import Action, Decision, DecisionLog
 from .gate import judge, judge_alias, judge_removal
