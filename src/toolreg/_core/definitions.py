@@ -103,7 +103,7 @@ class Definitions:
     def get_definition(self, name: str, *, format: str = "openai") -> dict[str, Any] | None:
         """One tool's definition, available or not; None for an unknown tool."""
         formatter = get_formatter(format)
-        entry = self._table.tools.get(name)
+        entry = self._table.live.get(name)
         if entry is None:
             return None
         return _dynamic_definition(entry, formatter)

@@ -127,8 +127,7 @@ class Dispatcher:
     # -- plans ----------------------------------------------------------------
 
     def _plan(self, name: str) -> _Plan | None:
-        tools = self._table.tools
-        entry = tools.get(name)
+        entry = self._table.live.get(name)
         if entry is None:
             return None
         options = self._table.get_options(name) or DEFAULT_OPTIONS
@@ -138,7 +137,7 @@ class Dispatcher:
         self._plans[name] = plan
         # A write that swapped the entry while we compiled already dropped the
         # old plan; drop ours too if it is stale, so it is never served.
-        if self._table.tools.get(name) is not entry:
+        if self._table.live.get(name) is not entry:
             self._plans.pop(name, None)
         return plan
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .._contract.entry import (
@@ -55,11 +55,12 @@ class ToolRegistry:
         # The two calls a host makes every turn are the parts' own bound
         # methods: no registry frame between the caller and the work.
         self.dispatch = self._dispatcher.dispatch  # type: ignore[method-assign]
-        self.get_entry = self._table.tools.get  # type: ignore[method-assign]
+        self.get_entry = self._table.live.get  # type: ignore[method-assign]
 
-    def _table_changed(self, names: frozenset[str]) -> None:
-        # Under the writer lock, after the new table is visible.
-        self.get_entry = self._table.tools.get  # type: ignore[method-assign]
+    def _table_changed(self, names: Iterable[str]) -> None:
+        # Under the writer lock, after the write is visible. A bulk write
+        # swaps in a new dict: get_entry follows it.
+        self.get_entry = self._table.live.get  # type: ignore[method-assign]
         self._dispatcher.forget(names)
 
     def __repr__(self) -> str:
@@ -76,10 +77,10 @@ class ToolRegistry:
     def get_entry(self, name: str) -> ToolEntry | None:
         """The entry registered under ``name``, or None. A plain dict read.
 
-        Each write rebinds it to the new table's ``dict.get``, so look it up on
-        the registry at each use rather than keeping the bound method.
+        A bulk write rebinds it to the new table's ``dict.get``, so look it up
+        on the registry at each use rather than keeping the bound method.
         """
-        return self._table.tools.get(name)
+        return self._table.live.get(name)
 
     @property
     def generation(self) -> int:
@@ -95,10 +96,10 @@ class ToolRegistry:
         return self._table.get_options(name)
 
     def get_all_tool_names(self) -> list[str]:
-        return sorted(self._table.tools)
+        return sorted(self._table.live)
 
     def get_toolset_for_tool(self, name: str) -> str | None:
-        entry = self._table.tools.get(name)
+        entry = self._table.live.get(name)
         return entry.toolset if entry is not None else None
 
     def get_tool_names_for_toolset(self, toolset: str) -> list[str]:
@@ -127,10 +128,10 @@ class ToolRegistry:
         return self._log.last_seq
 
     def __len__(self) -> int:
-        return len(self._table.tools)
+        return len(self._table.live)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._table.tools
+        return name in self._table.live
 
     # -- writes, each through the gate ------------------------------------------
 
@@ -174,6 +175,23 @@ class ToolRegistry:
             dynamic_schema_overrides=dynamic_schema_overrides,
         )
         return self._table.add(entry, options, override)
+
+    def batch(self) -> contextlib.AbstractContextManager[None]:
+        """``with registry.batch():`` the block's registrations appear at once, when it ends.
+
+        Until then no reader sees them; if the block raises, none are kept.
+        Each is judged (and may be rejected or refused) as it is made. Other
+        threads' writes wait for the block to end, so it is host code only: a
+        pack that hung inside one would hold every writer. Packs use
+        :meth:`register_many`.
+        """
+        self._callers.require_host("hold the table for a batch")
+        return self._table.batch()
+
+    def register_many(self, tools: Iterable[Mapping[str, Any]]) -> list[ToolEntry | None]:
+        """``register(**spec)`` for each spec, in one batch; the results in order."""
+        with self._table.batch():
+            return [self.register(**spec) for spec in tools]
 
     def deregister(self, name: str) -> bool:
         """Remove a tool; returns whether it existed.
@@ -312,7 +330,7 @@ class ToolRegistry:
 
     def availability(self, name: str) -> Verdict:
         """(available, reason) for one tool; unknown tools are unavailable."""
-        entry = self._table.tools.get(name)
+        entry = self._table.live.get(name)
         if entry is None:
             return False, f"unknown tool {name!r}"
         return self._availability.check(entry)
