@@ -86,6 +86,7 @@ class _LoadingHandler(http.server.BaseHTTPRequestHandler):
     """Probes, and 503 for everything else; one request per connection (HTTP/1.0)."""
 
     server_version = "toolreg"
+    timeout = 10  # seconds a silent connection may hold its thread
 
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's naming
         self._answer()

@@ -28,7 +28,6 @@ from toolreg import (
 from .._loaders.stdout_guard import fd1_to_stderr
 from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
 from .._mcp.http_guard import TOKEN_ENV, is_loopback_host
-from .._mcp.probes import READINESS_PATH, answering_while_loading
 from ._commands import _did_you_mean, load, workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 from ._logs import quiet_loading
@@ -144,6 +143,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             with fd1_to_stderr():  # stdout is the protocol stream: nothing else may reach it
                 load(args)
             return _serve(args, reload_first=early_sighup)
+        from toolreg._mcp.probes import answering_while_loading
+
         token = _http_token(args)  # refused before the slow load, not after
         with _listen(args, token) as sock:
             # Bound first: probes learn the process is up and not ready yet (503).
@@ -154,6 +155,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def _listen(args: argparse.Namespace, token: str | None) -> socket.socket:
     """The HTTP listening socket, bound before the tools load."""
+    from toolreg._mcp.probes import READINESS_PATH
     from toolreg._mcp.server import bind
 
     host = args.host or DEFAULT_HOST
