@@ -115,11 +115,11 @@ class ServeSetup:
     def release_holds(self) -> None:
         Path(self.env["HOLD_RELEASE"]).touch()
 
-    def close(self) -> None:
+    def close(self, *, show_log: bool = True) -> None:
         self.release_holds()  # no hold call may outlive the test
         for log in self.logs:
             log.close()
-        if self.log_path.exists():
+        if show_log and self.log_path.exists():
             print("---- toolreg serve stderr ----\n" + self.log_path.read_text())
 
 
@@ -242,10 +242,15 @@ class HttpServer:
         return status, json.loads(body)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
+
+
+def stop_process(proc: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL if it has not ended within 10 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
