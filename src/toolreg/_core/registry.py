@@ -62,6 +62,7 @@ class ToolRegistry:
         # swaps in a new dict: get_entry follows it.
         self.get_entry = self._table.live.get  # type: ignore[method-assign]
         self._dispatcher.forget(names)
+        self._definitions.forget(names)
 
     def __repr__(self) -> str:
         return f"<ToolRegistry tools={len(self)} generation={self.generation}>"
@@ -308,7 +309,10 @@ class ToolRegistry:
     # -- definitions ------------------------------------------------------------
 
     def get_definition(self, name: str, *, format: str = "openai") -> dict[str, Any] | None:
-        """One tool's definition, available or not; None for an unknown tool."""
+        """One tool's definition, available or not; None for an unknown tool.
+
+        Shared and read-only, like ``get_definitions``'.
+        """
         return self._definitions.get_definition(name, format=format)
 
     def get_definitions(
@@ -316,7 +320,8 @@ class ToolRegistry:
     ) -> list[dict[str, Any]]:
         """Definitions of the available tools among ``tool_names`` (all when None), by name.
 
-        Each call returns fresh copies: mutate them freely.
+        A fresh list of shared, read-only definitions: change the list freely,
+        but ``copy.deepcopy`` a definition before changing it.
         """
         return self._definitions.get_definitions(tool_names, format=format)
 
