@@ -17,7 +17,7 @@ DEMO_PACKS = ./example_plugins/toolreg-sqlite ./example_plugins/toolreg-sandbox 
 DEMO_STAMP = $(VENV)/.toolreg-demo-installed
 DEV_STAMP = $(VENV)/.toolreg-dev-installed
 
-.PHONY: demo test lint install dev clean
+.PHONY: demo test test-scaleout lint install dev clean
 
 demo: $(DEMO_STAMP)
 	bash scripts/demo.sh $(BIN)
@@ -26,6 +26,11 @@ test: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest tests/
+
+# Three stateless replicas behind HAProxy, one killed mid-run (about a minute;
+# needs the haproxy binary, else it skips and says why). CI runs it after `test`.
+test-scaleout: $(DEV_STAMP)
+	$(BIN)/python -m pytest -m scaleout -rA tests/_mcp/test_scaleout.py
 
 install: $(DEMO_STAMP)
 dev: $(DEV_STAMP)

@@ -17,10 +17,8 @@ with this interpreter; it needs the MCP SDK (``pip install -e '.[dev]'``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -29,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import Result, print_table, run_case, write_json
+from harness import Result, parse_run, report, run_case
 
 REPO = Path(__file__).resolve().parents[1]
 SERVER = REPO / "tests" / "_mcp" / "servers" / "basic_server.py"
@@ -81,10 +79,7 @@ def bench_list(root: Path, samples: int) -> list[Result]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer runs: a smoke run")
-    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
-    args = parser.parse_args(argv)
+    args, cfg = parse_run(__doc__.splitlines()[0], argv)
     samples = QUICK_SAMPLES if args.quick else FULL_SAMPLES
     started = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix="toolreg-bench-cli-mcp-"))
@@ -93,16 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         run_case(results, "list", lambda: bench_list(root, samples))
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print_table(results)
-    if args.json:
-        meta = {
-            "python": sys.version,
-            "platform": platform.platform(),
-            "samples": samples,
-            "quick": args.quick,
-            "elapsed_s": round(time.perf_counter() - started, 2),
-        }
-        write_json(args.json, results, meta)
+    report(results, args, cfg, started)
     return 0
 
 

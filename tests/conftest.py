@@ -264,8 +264,8 @@ def http_server(serve_setup: ServeSetup) -> Iterator[Callable[..., HttpServer]]:
     """Starts ``toolreg serve --transport http`` subprocesses; stops them at teardown."""
     started: list[HttpServer] = []
 
-    def start(*extra: str, env: dict[str, str] | None = None) -> HttpServer:
-        started.append(HttpServer(serve_setup, *extra, env=env))
+    def start(*extra: str, env: dict[str, str] | None = None, serving: bool = True) -> HttpServer:
+        started.append(HttpServer(serve_setup, *extra, env=env, serving=serving))
         return started[-1]
 
     yield start

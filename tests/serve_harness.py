@@ -115,11 +115,11 @@ class ServeSetup:
     def release_holds(self) -> None:
         Path(self.env["HOLD_RELEASE"]).touch()
 
-    def close(self) -> None:
+    def close(self, *, show_log: bool = True) -> None:
         self.release_holds()  # no hold call may outlive the test
         for log in self.logs:
             log.close()
-        if self.log_path.exists():
+        if show_log and self.log_path.exists():
             print("---- toolreg serve stderr ----\n" + self.log_path.read_text())
 
 
@@ -142,9 +142,19 @@ def text_of(result: Any) -> str:
 
 
 class HttpServer:
-    """``toolreg serve --transport http --port 0`` in a subprocess; finds its URL on stderr."""
+    """``toolreg serve --transport http --port 0`` in a subprocess; finds its URL on stderr.
 
-    def __init__(self, setup: ServeSetup, *extra: str, env: dict[str, str] | None = None) -> None:
+    It waits for the "serving" line (tools loaded) unless ``serving`` is False:
+    then it returns as soon as the socket listens, while the tools still load.
+    """
+
+    def __init__(
+        self,
+        setup: ServeSetup,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        serving: bool = True,
+    ) -> None:
         self.log = setup.open_log()
         self.proc = subprocess.Popen(
             [sys.executable, *serve_args(setup, "--transport", "http", "--port", "0", *extra)],
@@ -157,10 +167,15 @@ class HttpServer:
         )
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
-        self.url = ""
-        while not self.url:
-            found = re.search(r" at (http://\S+/mcp)", self.next_line("its URL"))
-            self.url = found.group(1) if found else ""
+        found = re.search(r"listening on (http://\S+)", self.wait_for_line("listening on http"))
+        assert found is not None
+        self.url = found.group(1) + "/mcp"
+        if serving:
+            self.wait_serving()
+
+    def wait_serving(self) -> None:
+        """Wait for the line that says the tools are loaded and served."""
+        self.wait_for_line(r" at http://\S+/mcp")
 
     def _pump(self) -> None:
         assert self.proc.stderr is not None
@@ -196,23 +211,46 @@ class HttpServer:
 
     def status(self, method: str, path: str, headers: dict[str, str]) -> int:
         """The HTTP status of one raw request; ``headers`` may override ``Host``."""
+        return self.fetch(method, path, headers)[0]
+
+    def fetch(
+        self, method: str, path: str, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes, http.client.HTTPMessage]:
+        """Status, body and headers of one raw request.
+
+        ``headers`` may override ``Host``, or drop it with ``{"Host": ""}``.
+        """
+        headers = dict(headers or {})
         host, _, port = self.authority.rpartition(":")
         connection = http.client.HTTPConnection(host.strip("[]"), int(port), timeout=10)
         try:
             body = b"{}" if method == "POST" else None
             connection.putrequest(method, path, skip_host="Host" in headers)
+            if headers.get("Host") == "":
+                del headers["Host"]
             for name, value in {"Content-Type": "application/json", **headers}.items():
                 connection.putheader(name, value)
             connection.endheaders(body)
-            return connection.getresponse().status
+            reply = connection.getresponse()
+            return reply.status, reply.read(), reply.headers
         finally:
             connection.close()
 
+    def probe(self, path: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        """``GET path``: the status and the JSON body."""
+        status, body, _ = self.fetch("GET", path, headers)
+        return status, json.loads(body)
+
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
+
+
+def stop_process(proc: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL if it has not ended within 10 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

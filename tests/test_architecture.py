@@ -138,3 +138,15 @@ def test_subpackages_form_no_cycle():
 def test_the_allowed_upward_edges_are_all_still_needed():
     found = {(module_name(p), t) for p in MODULES for t in imports(p)}
     assert found >= ALLOWED_UPWARD, ALLOWED_UPWARD - found
+
+
+@pytest.mark.parametrize("path", MODULES, ids=module_name)
+def test_no_class_is_assembled_from_mixins(path):
+    """The registry is composed of plain objects; a base-class order decides nothing."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    mixins = [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Mixin")
+    ]
+    assert not mixins, f"{module_name(path)} defines {mixins}"

@@ -24,16 +24,16 @@ from ._loaders.plugins import PluginHost
 from ._loaders.report import PluginOutcome, PluginReport
 from ._mcp.api import MCP_MISSING as _MCP_MISSING
 from ._mcp.api import get_mcp_manager, start_mcp, stop_mcp
+from ._policy.apply_config import apply_config, apply_toolset_config
 from ._policy.config import Config, ConfigError, load_config, parse_config
-from ._policy.toolsets import apply_config, apply_toolset_config
 from .hookspecs import hookimpl
 
 if _typing.TYPE_CHECKING:
-    from ._mcp.client import McpManager
-    from ._mcp.session import ReconnectPolicy
+    from ._mcp.link import ReconnectPolicy
+    from ._mcp.manager import McpManager
 
 #: Public names whose modules need the optional MCP SDK: imported on first use.
-_LAZY = {"McpManager": "toolreg._mcp.client", "ReconnectPolicy": "toolreg._mcp.session"}
+_LAZY = {"McpManager": "toolreg._mcp.manager", "ReconnectPolicy": "toolreg._mcp.link"}
 
 __all__ = [
     "Config",

@@ -26,7 +26,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import marshal
 from collections.abc import Iterator
 from typing import Any
 
@@ -168,15 +167,25 @@ class TestFreshCopies:
         assert schema == before  # not mutated
         inputs = {id(c) for c in containers(schema)}
         assert not any(id(c) in inputs for c in containers(definition))
-        for c in containers(definition):  # and mutating the output cannot reach the input
+        for c in containers(schema):  # and changing the input cannot reach the output
             c.clear()
-        assert schema == before
+        assert json.loads(json.dumps(definition)) == FORMATS[fmt]("t", "d", before)
 
     @pytest.mark.parametrize("fmt", ALL_FORMATS)
-    def test_output_is_plain_json_that_marshal_can_freeze(self, fmt: str) -> None:
+    def test_output_is_frozen_json(self, fmt: str) -> None:
         definition = FORMATS[fmt]("t", "d", self.SCHEMA)
         assert only_json_types(definition)
-        assert marshal.loads(marshal.dumps(definition)) == definition
+        for c in containers(definition):  # every dict and list in it is read-only
+            with pytest.raises(TypeError, match="copy.deepcopy"):
+                c.clear()
+        assert json.loads(json.dumps(definition)) == definition
+
+    @pytest.mark.parametrize("fmt", ALL_FORMATS)
+    def test_a_value_json_cannot_hold_is_a_value_error_naming_the_tool(self, fmt: str) -> None:
+        schema = copy.deepcopy(self.SCHEMA)
+        schema["properties"]["tags"]["default"] = {1: "x"}  # not a JSON object: an int key
+        with pytest.raises(ValueError, match="Tool 't'.*not JSON.*key"):
+            FORMATS[fmt]("t", "d", schema)
 
 
 # -- name rules ------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 from conftest import REDOS_PATTERN, REDOS_TEXT, counting_thread
 from toolreg import ToolRegistry, parse_config
 from toolreg._contract import validation as validation
-from toolreg._policy.toolsets import apply_config
+from toolreg._policy.apply_config import apply_config
 
 PARAMS = {
     "type": "object",
@@ -121,13 +121,15 @@ def test_operator_may_turn_validation_off_and_on(checked, handler):
 
 def test_validator_is_compiled_once_per_entry_and_again_after_a_reload(checked, handler):
     checked.dispatch("files", {"path": "a"})
-    first = checked._plans["files"].check
+    first = checked._dispatcher._plans["files"].check
     checked.dispatch("files", {"path": "b"})
-    assert checked._plans["files"].check is first, "cached per tool"
+    assert checked._dispatcher._plans["files"].check is first, "cached per tool"
     stricter = {**PARAMS, "required": ["path", "mode"]}
     checked.register("files", "fs", {"parameters": stricter}, handler)
     assert "'mode'" in error(checked.dispatch("files", {"path": "a"}))["error"]
-    assert checked._plans["files"].check is not first, "a new generation, a new validator"
+    assert checked._dispatcher._plans["files"].check is not first, (
+        "a new generation, a new validator"
+    )
 
 
 def test_schema_the_validator_cannot_compile_does_not_block_calls(reg, handler, caplog):

@@ -171,6 +171,7 @@ def test_operator_consent_lets_a_pack_remove_others_tools(builtin, pack):
         ("set_dispatch_hooks", (None,), "change the dispatch hooks"),
         ("register_toolset_alias", ("evil", "terminal"), "create toolset alias 'evil'"),
         ("remove_plugin_override_policy", ("gate_pack",), "change plugin policies"),
+        ("batch", (), "hold the table for a batch"),
     ],
 )
 def test_host_actions_are_refused_to_packs_even_with_consent(builtin, pack, method, args, what):

@@ -88,7 +88,7 @@ def test_a_hooks_list_withholds_the_dispatch_hooks_it_leaves_out(make_package):
 def test_an_empty_hooks_list_withholds_every_dispatch_hook(make_package):
     registry, host = load(make_package, GUARD, "[plugins.entries.guard-pack]\nhooks = []\n")
     assert registry.dispatch("echo", {}) == "echo"
-    assert registry._dispatch_hooks is None  # no hook layer at all
+    assert registry._dispatcher._dispatch_hooks is None  # no hook layer at all
     assert host.report["guard-pack"].hooks == ["toolreg_configure"]
 
 

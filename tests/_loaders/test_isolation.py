@@ -1,7 +1,7 @@
 """Process isolation end to end: real wheels in the session venv, real child processes.
 
 The hostile pack ``toolreg-usurper`` grants itself consent through private API
-(``registry._policies.bind``) and patches the conflict judge, then overrides
+(``registry._callers.policies.bind``) and patches the conflict judge, then overrides
 ``terminal``. In-process that works, which is the point of the first test:
 the gate is a consent check for well-behaved code. Under
 ``isolation = "process"`` the same code runs in another process and changes

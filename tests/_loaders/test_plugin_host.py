@@ -121,7 +121,9 @@ def test_no_hooks_means_the_plain_dispatch_method(make_package):
     reg = ToolRegistry()
     PluginHost(reg, parse_config("")).load_all(packs=[record("plain_pack")])
     assert reg.get_entry("p") is not None
-    assert reg._dispatch_hooks is None, "no pack implements a dispatch hook: no hook layer"
+    assert reg._dispatcher._dispatch_hooks is None, (
+        "no pack implements a dispatch hook: no hook layer"
+    )
 
 
 def test_a_refusal_after_loading_shows_in_the_report_and_changes_nothing(hooked):
@@ -191,7 +193,7 @@ def test_unload_removes_tools_and_the_hook_layer(hooked):
     reg, host, _ = hooked
     assert host.unload("hook-pack") is True
     assert reg.get_entry("echo") is None
-    assert "dispatch" not in vars(reg)
+    assert reg._dispatcher._dispatch_hooks is None, "the hook layer goes with its pack"
     assert host.unload("hook-pack") is False
 
 

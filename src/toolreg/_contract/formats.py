@@ -1,9 +1,9 @@
 """Provider shapes for a tool definition.
 
 Each formatter takes the tool's name, description and JSON-Schema parameters
-and returns the provider's definition: plain JSON types only (the result is
-frozen with ``marshal``), sharing no dict or list with its input, which it
-never mutates.
+and returns the provider's definition, frozen (:mod:`.frozen`): read-only JSON
+types that share no dict or list with its input, which it never mutates. The
+registry hands that one object to every caller, so building it is the only copy.
 
 A provider whose name rules are narrower than the registry's (1-128 of
 letters, digits, ``_ . -``) gets a ValueError naming the tool and the rule;
@@ -13,10 +13,10 @@ the pages they come from are in docs/formats.md.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
+from .frozen import FrozenDict, freeze
 from .gemini_schema import to_gemini_schema
 from .names import ANTHROPIC_NAME, GEMINI_NAME, MCP_NAME, OPENAI_NAME, NameRule
 
@@ -34,45 +34,57 @@ def _check(name: str, parameters: dict[str, Any], rule: NameRule, provider: str)
 
 
 def _object_schema(parameters: dict[str, Any]) -> dict[str, Any]:
-    """A private copy of the checked ``parameters``, with ``properties`` always present."""
-    schema = copy.deepcopy(parameters)
-    schema.setdefault("properties", {})
-    return schema
+    """The checked ``parameters``, with ``properties`` always present (not yet copied)."""
+    if "properties" in parameters:
+        return parameters
+    return {**parameters, "properties": {}}
+
+
+def _frozen(name: str, definition: dict[str, Any]) -> FrozenDict:
+    """``definition`` frozen, which copies it; ValueError naming the tool if it is not JSON."""
+    try:
+        return freeze(definition)
+    except TypeError as exc:
+        raise ValueError(f"Tool {name!r}: its definition is not JSON: {exc}") from None
 
 
 def _openai(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
     _check(name, parameters, OPENAI_NAME, "OpenAI")
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": _object_schema(parameters),
+    return _frozen(
+        name,
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": description,
+                "parameters": _object_schema(parameters),
+            },
         },
-    }
+    )
 
 
 def _openai_responses(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
     _check(name, parameters, OPENAI_NAME, "OpenAI")
-    return {
-        "type": "function",
-        "name": name,
-        "description": description,
-        "parameters": _object_schema(parameters),
-        # The Responses API defaults strict to true, and strict mode rejects any
-        # schema without additionalProperties: false and every property required,
-        # which ordinary tool schemas are not. Opting out keeps them accepted.
-        "strict": False,
-    }
+    return _frozen(
+        name,
+        {
+            "type": "function",
+            "name": name,
+            "description": description,
+            "parameters": _object_schema(parameters),
+            # The Responses API defaults strict to true, and strict mode rejects any
+            # schema without additionalProperties: false and every property required,
+            # which ordinary tool schemas are not. Opting out keeps them accepted.
+            "strict": False,
+        },
+    )
 
 
 def _anthropic(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
     _check(name, parameters, ANTHROPIC_NAME, "Anthropic")
-    return {
-        "name": name,
-        "description": description,
-        "input_schema": _object_schema(parameters),
-    }
+    return _frozen(
+        name, {"name": name, "description": description, "input_schema": _object_schema(parameters)}
+    )
 
 
 def _gemini(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
@@ -83,16 +95,14 @@ def _gemini(name: str, description: str, parameters: dict[str, Any]) -> dict[str
     # properties is answered with 400 "properties: should be non-empty for OBJECT type".
     if schema.get("properties"):
         declaration["parameters"] = schema
-    return declaration
+    return _frozen(name, declaration)
 
 
 def _mcp(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
     _check(name, parameters, MCP_NAME, "MCP")
-    return {
-        "name": name,
-        "description": description,
-        "inputSchema": _object_schema(parameters),
-    }
+    return _frozen(
+        name, {"name": name, "description": description, "inputSchema": _object_schema(parameters)}
+    )
 
 
 FORMATS: dict[str, Formatter] = {

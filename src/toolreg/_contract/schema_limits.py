@@ -38,34 +38,35 @@ _SAME_VALUE |= {"dependentSchemas", "dependencies"}
 _WEIGHT = {"contains": 2}
 
 
-def _children(schema: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
-    """(keyword, pointer step, subschema) for every subschema directly under ``schema``."""
-    for key in _ONE:
-        if key in schema:
-            yield key, key, schema[key]
-    for key in _MANY:
-        value = schema.get(key)
-        if isinstance(value, list):
-            for index, sub in enumerate(value):
-                yield key, f"{key}/{index}", sub
-    for key in _MAP:
-        value = schema.get(key)
-        if isinstance(value, dict):
-            for name, sub in value.items():
-                yield key, f"{key}/{_escape(name)}", sub
-    items = schema.get("items")
-    if isinstance(items, list):
-        for index, sub in enumerate(items):
-            yield "items", f"items/{index}", sub
-    elif items is not None:
-        yield "items", "items", items
-    if "contains" in schema:
-        yield "contains", "contains", schema["contains"]
-    dependencies = schema.get("dependencies")
-    if isinstance(dependencies, dict):
-        for name, sub in dependencies.items():
-            if isinstance(sub, dict):  # a list of names is not a schema
-                yield "dependencies", f"dependencies/{_escape(name)}", sub
+#: Every keyword that holds subschemas, in the order they are walked.
+_ORDER = (*_ONE, *_MANY, *_MAP, "items", "contains", "dependencies")
+_KEYWORDS = frozenset(_ORDER)
+_RANK = {key: rank for rank, key in enumerate(_ORDER)}
+
+
+def _children(schema: dict[str, Any], present: set[str]) -> Iterator[tuple[str, str, Any]]:
+    """(keyword, pointer step, subschema) for every subschema directly under ``schema``.
+
+    ``present`` is the schema's keywords that hold subschemas; walked in a fixed
+    order, so that of two problems the same one is always reported.
+    """
+    for key in sorted(present, key=_RANK.__getitem__) if len(present) > 1 else present:
+        value = schema[key]
+        if key in _MANY or (key == "items" and isinstance(value, list)):
+            if isinstance(value, list):
+                for index, sub in enumerate(value):
+                    yield key, f"{key}/{index}", sub
+        elif key in _MAP:
+            if isinstance(value, dict):
+                for name, sub in value.items():
+                    yield key, f"{key}/{_escape(name)}", sub
+        elif key == "dependencies":
+            if isinstance(value, dict):
+                for name, sub in value.items():
+                    if isinstance(sub, dict):  # a list of names is not a schema
+                        yield key, f"{key}/{_escape(name)}", sub
+        elif key != "items" or value is not None:
+            yield key, key, value
 
 
 def _escape(name: Any) -> str:
@@ -107,19 +108,23 @@ def check_validatable(name: str, parameters: dict[str, Any]) -> None:
             )
         first_visit = id(schema) not in deepest
         deepest[id(schema)] = depth
-        for keyword, step, sub in _children(schema):
+        present = schema.keys() & _KEYWORDS
+        if not present and "$ref" not in schema:
+            continue  # a leaf, like most of a schema: nothing under it
+        targets: list[dict[str, Any]] = []
+        for keyword, step, sub in _children(schema, present):
             stack.append((sub, f"{where}/{step}", depth + _WEIGHT.get(keyword, 1)))
-        if not first_visit:
-            continue
-        targets = same_value.setdefault(id(schema), [])
-        for keyword, _, sub in _children(schema):
             if keyword in _SAME_VALUE and isinstance(sub, dict):
                 targets.append(sub)
+        if not first_visit:
+            continue
         if "$ref" in schema:
             target = _ref_target(name, parameters, schema["$ref"], where)
             targets.append(target)
             # The validator compiles a ref's target on its own: walk it from there.
             stack.append((target, schema["$ref"], 0))
+        if targets:
+            same_value[id(schema)] = targets
     _refuse_loops(name, same_value)
 
 

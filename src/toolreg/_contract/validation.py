@@ -24,8 +24,8 @@ import fastjsonschema
 from .bounded_regex import BoundedPattern, RegexTimeout, time_budget
 from .entry import ToolEntry
 from .results import describe_exception, tool_error
+from .schema_checks import parameters_of
 from .schema_limits import check_validatable
-from .schemas import parameters_of
 
 logger = logging.getLogger("toolreg.validation")
 

@@ -11,11 +11,11 @@ sync handler returning a short str) is a dict read, a call and a length check.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from types import CoroutineType
 from typing import Any, Protocol
 
-from .._contract.entry import DEFAULT_OPTIONS, ToolEntry, ToolOptions
+from .._contract.entry import DEFAULT_OPTIONS, ToolEntry
 from .._contract.results import (
     truncate,
     type_name,
@@ -32,6 +32,8 @@ from .call_outcomes import (
     off_contract,
     unknown,
 )
+from .callers import Callers
+from .table import ToolTable
 from .timeouts import await_with_deadline, call_with_deadline
 from .workers import WorkerInterrupt, contained
 
@@ -112,44 +114,41 @@ def _dispatch_checked(plan: _Plan, args: Any, kwargs: dict[str, Any]) -> str | d
     return off_contract(entry, result)
 
 
-class DispatchMixin:
-    """``dispatch`` and ``adispatch`` over a table's published ``_tools`` dict."""
+class Dispatcher:
+    """``dispatch`` and ``adispatch`` over a table, with a plan cached per tool."""
 
-    _tools: dict[str, ToolEntry]
-    get_options: Callable[[str], ToolOptions | None]
-    _require_host: Callable[[str], None]
-    _on_change: Callable[[Callable[[frozenset[str]], None]], None]
-
-    def _init_dispatch(self) -> None:
+    def __init__(self, table: ToolTable, callers: Callers) -> None:
+        self._table = table
+        self._callers = callers
         self._dispatch_hooks: DispatchHooks | None = None
         self._plans: dict[str, _Plan] = {}
         self._validation = True
-        self._on_change(self._forget_plans)
 
     # -- plans ----------------------------------------------------------------
 
     def _plan(self, name: str) -> _Plan | None:
-        entry = self._tools.get(name)
+        entry = self._table.live.get(name)
         if entry is None:
             return None
-        options = self.get_options(name) or DEFAULT_OPTIONS
+        options = self._table.get_options(name) or DEFAULT_OPTIONS
         validates = options.validate and self._validation
         check = compile_checker(entry) if validates else None
         plan = _Plan(entry, check, validates, options.timeout)
         self._plans[name] = plan
         # A write that swapped the entry while we compiled already dropped the
         # old plan; drop ours too if it is stale, so it is never served.
-        if self._tools.get(name) is not entry:
+        if self._table.live.get(name) is not entry:
             self._plans.pop(name, None)
         return plan
 
-    def _forget_plans(self, names: Iterable[str]) -> None:
+    def forget(self, names: Iterable[str]) -> None:
+        """Drop the plans of tools a write changed (the table's change listener calls this)."""
         for name in names:
             self._plans.pop(name, None)
 
     def set_validation(self, enabled: bool) -> None:
         """Turn argument validation on or off for every tool (operator switch). Host only."""
-        self._require_host("turn argument validation " + ("on" if enabled else "off"))
+        self._callers.require_host("turn argument validation " + ("on" if enabled else "off"))
         self._validation = bool(enabled)
         self._plans.clear()
 
@@ -236,7 +235,7 @@ class DispatchMixin:
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
-        self._require_host("change the dispatch hooks")
+        self._callers.require_host("change the dispatch hooks")
         self._dispatch_hooks = hooks
 
     def _dispatch(

@@ -1,36 +1,71 @@
-"""ToolRegistry: the table plus availability, definitions and dispatch.
+"""ToolRegistry: a table, availability, definitions and a dispatcher, composed.
 
 ``registry`` at the bottom is the one process-wide instance; built-in tools,
 packs and MCP servers write into it, and hosts read from it. Tests and
 embedders that want isolation create their own ``ToolRegistry()``.
+
+The parts are plain objects. A write reaches the caches above the table
+through one listener, :meth:`ToolRegistry._table_changed`, never through the
+order of base classes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .._contract.entry import ToolEntry
+from .._contract.entry import (
+    DEFAULT_OPTIONS,
+    CheckFn,
+    Handler,
+    SchemaOverrides,
+    ToolEntry,
+    ToolOptions,
+    make_options,
+)
+from .._contract.schema_checks import check_registration, check_result_limit
 from .availability import Availability, Verdict
-from .definitions import DefinitionsMixin
-from .dispatch import DispatchMixin
+from .callers import Callers
+from .decisions import Decision, DecisionLog
+from .definitions import Definitions
+from .dispatch import Dispatcher, DispatchHooks
+from .ownership import PluginPolicy
 from .table import ToolTable
+from .toolset_report import toolset_report, toolsets_available
 
 
-class ToolRegistry(DispatchMixin, DefinitionsMixin, ToolTable):
+class ToolRegistry:
     """Name → tool, with availability, provider definitions and safe dispatch."""
 
     def __init__(
         self, *, clock: Callable[[], float] = time.monotonic, decision_log_size: int = 1000
     ) -> None:
-        ToolTable.__init__(self, decision_log_size=decision_log_size)
-        self._availability = Availability(clock, self._live_entries)
-        self._init_definitions()
-        self._init_dispatch()
+        lock = threading.RLock()
+        log = DecisionLog(decision_log_size)
+        self._callers = Callers(lock, log, lambda: self._table.generation)
+        self._table = ToolTable(self._callers, lock, log)
+        self._log = log
+        self._availability = Availability(clock, self._table.live_entries)
+        self._definitions = Definitions(self._table, self._availability)
+        self._dispatcher = Dispatcher(self._table, self._callers)
+        self._table.on_change(self._table_changed)
+        # The two calls a host makes every turn are the parts' own bound
+        # methods: no registry frame between the caller and the work.
+        self.dispatch = self._dispatcher.dispatch  # type: ignore[method-assign]
+        self.get_entry = self._table.live.get  # type: ignore[method-assign]
+
+    def _table_changed(self, names: Iterable[str]) -> None:
+        # Under the writer lock, after the write is visible. A bulk write
+        # swaps in a new dict: get_entry follows it.
+        self.get_entry = self._table.live.get  # type: ignore[method-assign]
+        self._dispatcher.forget(names)
+        self._definitions.forget(names)
 
     def __repr__(self) -> str:
-        return f"<ToolRegistry tools={len(self._tools)} generation={self._generation}>"
+        return f"<ToolRegistry tools={len(self)} generation={self.generation}>"
 
     def tool(self, func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         """``@registry.tool(...)``: :func:`toolreg.tool` registering into this registry."""
@@ -38,11 +73,269 @@ class ToolRegistry(DispatchMixin, DefinitionsMixin, ToolTable):
 
         return tool(func, registry=self, **options)
 
+    # -- reads ----------------------------------------------------------------
+
+    def get_entry(self, name: str) -> ToolEntry | None:
+        """The entry registered under ``name``, or None. A plain dict read.
+
+        A bulk write rebinds it to the new table's ``dict.get``, so look it up
+        on the registry at each use rather than keeping the bound method.
+        """
+        return self._table.live.get(name)
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every accepted mutation; caches compare it to detect change."""
+        return self._table.generation
+
+    def get_owner(self, name: str) -> str | None:
+        """``builtin``, ``host``, a plugin id or ``mcp:<server>``; None if unknown."""
+        return self._table.get_owner(name)
+
+    def get_options(self, name: str) -> ToolOptions | None:
+        """Dispatch settings (validation, timeout) of a tool; None if unknown."""
+        return self._table.get_options(name)
+
+    def get_all_tool_names(self) -> list[str]:
+        return sorted(self._table.live)
+
+    def get_toolset_for_tool(self, name: str) -> str | None:
+        entry = self._table.live.get(name)
+        return entry.toolset if entry is not None else None
+
+    def get_tool_names_for_toolset(self, toolset: str) -> list[str]:
+        return self._table.names_in(toolset)
+
+    def get_toolsets(self) -> list[str]:
+        return self._table.toolsets()
+
+    def resolve_toolset(self, name: str) -> str:
+        """The toolset an alias points to, or ``name`` itself."""
+        return self._table.resolve_toolset(name)
+
+    def get_toolset_aliases(self) -> dict[str, str]:
+        return self._table.aliases()
+
+    def decisions(self, since: int = 0) -> list[Decision]:
+        """Registration decisions after sequence number ``since``, oldest first.
+
+        The log is bounded: the oldest decisions fall off.
+        """
+        return self._log.snapshot(since)
+
+    @property
+    def last_decision_seq(self) -> int:
+        """The sequence number of the newest decision (0 before any)."""
+        return self._log.last_seq
+
+    def __len__(self) -> int:
+        return len(self._table.live)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._table.live
+
+    # -- writes, each through the gate ------------------------------------------
+
+    def register(
+        self,
+        name: str,
+        toolset: str,
+        schema: dict[str, Any],
+        handler: Handler,
+        check_fn: CheckFn | None = None,
+        requires_env: Sequence[str] | None = None,
+        is_async: bool = False,
+        description: str = "",
+        emoji: str = "",
+        max_result_size_chars: int | None = None,
+        dynamic_schema_overrides: SchemaOverrides | None = None,
+        override: bool = False,
+        *,
+        validate: bool = True,
+        timeout: float | None = None,
+    ) -> ToolEntry | None:
+        """Register a tool; returns the new entry, or None when rejected.
+
+        Raises ValueError for a malformed name or schema and PermissionError for
+        a plugin override the operator has not allowed.
+        """
+        check_registration(name, toolset, schema, handler)
+        check_result_limit(name, max_result_size_chars)
+        options = make_options(name, validate, timeout)
+        entry = ToolEntry(
+            name=name,
+            toolset=toolset,
+            schema=schema,
+            handler=handler,
+            check_fn=check_fn,
+            requires_env=requires_env,
+            is_async=is_async,
+            description=description,
+            emoji=emoji,
+            max_result_size_chars=max_result_size_chars,
+            dynamic_schema_overrides=dynamic_schema_overrides,
+        )
+        return self._table.add(entry, options, override)
+
+    def batch(self) -> contextlib.AbstractContextManager[None]:
+        """``with registry.batch():`` the block's registrations appear at once, when it ends.
+
+        Until then no reader sees them; if the block raises, none are kept.
+        Each is judged (and may be rejected or refused) as it is made. Other
+        threads' writes wait for the block to end, so it is host code only: a
+        pack that hung inside one would hold every writer. Packs use
+        :meth:`register_many`.
+        """
+        self._callers.require_host("hold the table for a batch")
+        return self._table.batch()
+
+    def register_many(self, tools: Iterable[Mapping[str, Any]]) -> list[ToolEntry | None]:
+        """``register(**spec)`` for each spec, in one batch; the results in order."""
+        with self._table.batch():
+            return [self.register(**spec) for spec in tools]
+
+    def deregister(self, name: str) -> bool:
+        """Remove a tool; returns whether it existed.
+
+        A plugin may remove only its own tools unless the operator allowed it
+        overrides (PermissionError otherwise).
+        """
+        return self._table.deregister(name)
+
+    def replace_toolset(
+        self, toolset: str, entries: Iterable[ToolEntry], *, options: ToolOptions = DEFAULT_OPTIONS
+    ) -> list[str]:
+        """Swap a whole toolset in one step; returns the names now in it.
+
+        Readers see either the old toolset or the new one, never a mix. An
+        entry whose name another toolset owns is skipped and logged as rejected.
+        """
+        return self._table.replace_toolset(toolset, entries, options=options)
+
+    def remove_owner(self, label: str) -> list[str]:
+        """Remove every tool ``label`` owns, in one step; returns their names.
+
+        A tool it overrode comes back, but only while the owner's entry is
+        still the current one. A plugin may remove only its own tools, unless
+        the operator allowed it overrides.
+        """
+        return self._table.remove_owner(label)
+
+    def register_toolset_alias(self, alias: str, toolset: str) -> None:
+        """Let config say ``alias`` for ``toolset`` (e.g. ``foo`` for ``mcp-foo``).
+
+        Host only. The alias must not hide a toolset, and lives as long as its
+        toolset has tools. ValueError for an alias that breaks those rules.
+        """
+        self._table.register_toolset_alias(alias, toolset)
+
+    def record_rejection(self, entry: ToolEntry, reason: str) -> None:
+        """Record that a writer above the table refused ``entry`` itself.
+
+        For refusals decided before registering (an MCP tool whose name
+        clashes), so that ``decisions()`` and ``toolreg doctor`` show them.
+        """
+        self._table.record_rejection(entry, reason)
+
+    # -- plugin policies (host only) ----------------------------------------------
+
+    def register_plugin_override_policy(
+        self,
+        module_namespace: str,
+        allowed: bool,
+        *,
+        plugin_id: str | None = None,
+        paths: Sequence[str] | None = None,
+        tool_patterns: Sequence[str] | None = None,
+        files: Iterable[str] = (),
+    ) -> PluginPolicy:
+        """Bind a plugin's module namespace and code to the operator's override decision.
+
+        ``files`` are the exact files its distribution installed; ``paths`` the
+        directories holding its code (found from the namespace when None). Only
+        host code may call this, so a pack cannot grant itself consent.
+        """
+        return self._callers.bind(module_namespace, allowed, plugin_id, paths, tool_patterns, files)
+
+    def get_plugin_policy(self, module_namespace: str) -> PluginPolicy | None:
+        return self._callers.policies.get(module_namespace)
+
+    def remove_plugin_override_policy(self, module_namespace: str) -> None:
+        """Forget a namespace's policy (host only, like binding)."""
+        self._callers.unbind(module_namespace)
+
+    @contextlib.contextmanager
+    def acting_for(self, policy: PluginPolicy) -> Iterator[None]:
+        """Host code writing on a plugin's behalf: its writes pass that plugin's gate.
+
+        For tools whose code is not in this process (a process-isolated pack):
+        they are owned by, and judged as, ``policy``. Host only.
+        """
+        with self._callers.acting_for(policy):
+            yield
+
+    def _require_host(self, what: str) -> None:
+        """PermissionError (recorded) when plugin code asks for ``what``; for toolreg's layers."""
+        self._callers.require_host(what)
+
+    # -- dispatch -------------------------------------------------------------
+
+    def dispatch(self, name: str, args: dict[str, Any], /, **kwargs: Any) -> str | dict[str, Any]:
+        """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
+
+        Dispatch hooks, when a pack installed some, run around every call,
+        however the method was obtained.
+        """
+        return self._dispatcher.dispatch(name, args, **kwargs)
+
+    async def adispatch(
+        self, name: str, args: dict[str, Any], /, **kwargs: Any
+    ) -> str | dict[str, Any]:
+        """The async twin of ``dispatch``: sync handlers run in a worker thread."""
+        return await self._dispatcher.adispatch(name, args, **kwargs)
+
+    def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
+        """Install (or with None, remove) the hooks around every dispatch. Host only."""
+        self._dispatcher.set_dispatch_hooks(hooks)
+
+    def set_validation(self, enabled: bool) -> None:
+        """Turn argument validation on or off for every tool (operator switch). Host only."""
+        self._dispatcher.set_validation(enabled)
+
+    @property
+    def validation_enabled(self) -> bool:
+        return self._dispatcher.validation_enabled
+
+    # -- definitions ------------------------------------------------------------
+
+    def get_definition(self, name: str, *, format: str = "openai") -> dict[str, Any] | None:
+        """One tool's definition, available or not; None for an unknown tool.
+
+        Shared and read-only, like ``get_definitions``'.
+        """
+        return self._definitions.get_definition(name, format=format)
+
+    def get_definitions(
+        self, tool_names: Iterable[str] | None = None, *, format: str = "openai"
+    ) -> list[dict[str, Any]]:
+        """Definitions of the available tools among ``tool_names`` (all when None), by name.
+
+        A fresh list of shared, read-only definitions: change the list freely,
+        but ``copy.deepcopy`` a definition before changing it.
+        """
+        return self._definitions.get_definitions(tool_names, format=format)
+
+    def get_definitions_json(
+        self, tool_names: Iterable[str] | None = None, *, format: str = "openai"
+    ) -> str:
+        """``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic."""
+        return self._definitions.get_definitions_json(tool_names, format=format)
+
     # -- availability -------------------------------------------------------
 
     def availability(self, name: str) -> Verdict:
         """(available, reason) for one tool; unknown tools are unavailable."""
-        entry = self._tools.get(name)
+        entry = self._table.live.get(name)
         if entry is None:
             return False, f"unknown tool {name!r}"
         return self._availability.check(entry)
@@ -54,22 +347,15 @@ class ToolRegistry(DispatchMixin, DefinitionsMixin, ToolTable):
         """Forget cached check_fn results, so the next read probes afresh."""
         self._availability.invalidate()
 
-    def _live_entries(self) -> tuple[int, Iterable[ToolEntry]]:
-        return self._generation, self._tools.values()
-
     def is_toolset_available(self, toolset: str) -> bool:
         """True when the toolset (or alias) has at least one available tool."""
-        tools, check = self._tools, self._availability.checker()
+        tools, check = self._table.tools, self._availability.checker()
         names = self.get_tool_names_for_toolset(toolset)
         return any(check(tools[name])[0] for name in names if name in tools)
 
     def check_toolset_requirements(self) -> dict[str, bool]:
         """``{toolset: available}`` for every toolset."""
-        check = self._availability.checker()
-        return {
-            toolset: any(check(entry)[0] for entry in entries)
-            for toolset, entries in _by_toolset(self._tools).items()
-        }
+        return toolsets_available(self._table.tools, self._availability.checker())
 
     def get_available_toolsets(self) -> dict[str, dict[str, Any]]:
         """Per toolset: available, its tools, what they require, and why not.
@@ -77,33 +363,7 @@ class ToolRegistry(DispatchMixin, DefinitionsMixin, ToolTable):
         Built from one snapshot of the table: a toolset removed meanwhile is
         either reported whole or not at all.
         """
-        check = self._availability.checker()
-        report: dict[str, dict[str, Any]] = {}
-        for toolset, entries in _by_toolset(self._tools).items():
-            verdicts = {entry.name: check(entry) for entry in entries}
-            requirements: list[str] = []
-            for entry in entries:
-                requirements.extend(
-                    f"{var} environment variable"
-                    for var in entry.requires_env
-                    if f"{var} environment variable" not in requirements
-                )
-            report[toolset] = {
-                "available": any(ok for ok, _ in verdicts.values()),
-                "tools": list(verdicts),
-                "requirements": requirements,
-                "unavailable": {name: why for name, (ok, why) in verdicts.items() if not ok},
-            }
-        return report
-
-
-def _by_toolset(tools: dict[str, ToolEntry]) -> dict[str, list[ToolEntry]]:
-    """One published table's entries by toolset, both sorted by name."""
-    grouped: dict[str, list[ToolEntry]] = {}
-    for name in sorted(tools):
-        entry = tools[name]
-        grouped.setdefault(entry.toolset, []).append(entry)
-    return dict(sorted(grouped.items()))
+        return toolset_report(self._table.tools, self._availability.checker())
 
 
 #: The process-wide registry.

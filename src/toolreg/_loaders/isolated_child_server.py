@@ -15,13 +15,12 @@ from typing import Any
 
 from .._contract.results import describe_exception, tool_error
 from .._core.registry import ToolRegistry
-from .._core.table import ToolTable
 from .._mcp.server import ToolServer
 from .hook_runner import HookRunner, _block_message
 from .isolated_wire import HOOK_PREFIX, hook_entry, pack_entry, tool_meta
 from .report import PluginOutcome
 
-_REGISTER = inspect.signature(ToolTable.register)
+_REGISTER = inspect.signature(ToolRegistry.register)
 
 
 class StagingRegistry(ToolRegistry):

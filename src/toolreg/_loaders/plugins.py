@@ -113,7 +113,7 @@ class PluginHost:
         #: The processes of packs with isolation = "process"; made on first use.
         self.isolated: IsolatedPacks | None = None
         self._lock = threading.RLock()
-        registry._refusal_listener = weakref.WeakMethod(self._note_refusal)
+        registry._callers.refusal_listener = weakref.WeakMethod(self._note_refusal)
 
     # -- public operations --------------------------------------------------
 

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import ToolEntry
 from .._contract.names import registry_name, sanitise, wanted
-from .._contract.schemas import check_registration
+from .._contract.schema_checks import check_registration
 from .calls import call_sync
 from .convert import description, parameters
 
 if TYPE_CHECKING:
-    from .session import ServerLink
+    from .link import ServerLink
 
 
 class McpToolHandler:

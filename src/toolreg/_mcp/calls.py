@@ -20,7 +20,7 @@ from .convert import to_result
 from .transport import connection_lost, describe
 
 if TYPE_CHECKING:
-    from .session import ServerLink
+    from .link import ServerLink
 
 
 def call_sync(link: ServerLink, tool: str, name: str, args: dict[str, Any]) -> str | dict[str, Any]:

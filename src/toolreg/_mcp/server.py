@@ -41,6 +41,7 @@ from .._contract.version import __version__
 from .._core.registry import ToolRegistry
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
 from .http_guard import HttpGuard, is_loopback_host
+from .probes import ProbeRoutes
 from .server_calls import (
     CallLimits,
     ClientGone,
@@ -320,21 +321,17 @@ class ToolServer:
             tg.cancel_scope.cancel()
 
     def http_app(self, host: str, *, stateless: bool = False, token: str | None = None) -> Any:
-        """The ASGI app: streamable HTTP at ``/mcp`` and ``GET /healthz``, behind the guard.
+        """The ASGI app: streamable HTTP at ``/mcp`` behind the guard, and the health probes.
 
         The guard (``http_guard``) checks Host and Origin on a loopback ``host``,
-        and the bearer ``token`` when there is one, on every route.
+        and the bearer ``token`` when there is one; ``/healthz`` and ``/readyz``
+        are answered ahead of it, with details only for requests it admits (``probes``).
         """
         from mcp.server.transport_security import TransportSecuritySettings
-        from starlette.requests import Request
-        from starlette.responses import JSONResponse
-        from starlette.routing import Route
 
-        async def health(request: Request) -> JSONResponse:
+        async def details() -> dict[str, Any]:
             tools = await anyio.to_thread.run_sync(self.definitions)
-            return JSONResponse(
-                {"status": "ok", "tools": len(tools), "generation": self.registry.generation}
-            )
+            return {"tools": len(tools), "generation": self.registry.generation}
 
         app = self.server.streamable_http_app(
             streamable_http_path=HTTP_PATH,
@@ -342,9 +339,9 @@ class ToolServer:
             # The guard checks Host and Origin for every route and every loopback
             # address; the SDK's own check knows three spellings and only /mcp.
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-            custom_starlette_routes=[Route("/healthz", health, methods=["GET"])],
         )
-        return HttpGuard(DisconnectWatch(app), loopback=is_loopback_host(host), token=token)
+        guard = HttpGuard(DisconnectWatch(app), loopback=is_loopback_host(host), token=token)
+        return ProbeRoutes(guard, guard.admits, details)
 
     async def serve_http(
         self,

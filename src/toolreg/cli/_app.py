@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         "completion",
         parents=[verbose],
         help="print a shell completion script",
-        description="Print a completion script for SHELL; see docs/cli.md for where it goes.",
+        description="Print a completion script for SHELL, generated from this parser.",
     )
     p.add_argument("shell", metavar="SHELL", choices=SHELLS, help=", ".join(SHELLS))
 

@@ -6,6 +6,7 @@ not depend on how the registry is built inside.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -45,8 +46,10 @@ def available_tools(
     registry = toolreg.registry if registry is None else registry
     selected = _selected_names(registry, names, toolsets)
     parameters_key = "inputSchema" if format == "mcp" else "parameters"
+    # The definitions are shared and read-only; a framework gets a schema of its
+    # own, which it may change (some add titles or strict-mode keys in place).
     specs = [
-        ToolSpec(d["name"], d.get("description") or "", d[parameters_key])
+        ToolSpec(d["name"], d.get("description") or "", copy.deepcopy(d[parameters_key]))
         for d in registry.get_definitions(selected, format=format)
     ]
     return registry, specs

@@ -15,6 +15,14 @@ from .schema_limits import check_validatable
 
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 
+#: Schema dicts that passed, by identity, so registering one again (a reload, a
+#: refresh, many tools sharing it) skips the walk. Holding each dict keeps its
+#: id from being reused by another. toolreg keeps the caller's dict, not a copy,
+#: so a change made to it after registering is never checked here, cached or
+#: not; validation re-checks its limits when it compiles.
+_PASSED: dict[int, dict[str, Any]] = {}
+_PASSED_LIMIT = 4096
+
 
 def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> None:
     """Raise ValueError, naming the tool, when a registration is malformed."""
@@ -28,6 +36,8 @@ def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> No
     declared = schema.get("name")
     if declared is not None and declared != name:
         raise ValueError(f"Tool {name!r}: schema names a different tool, {declared!r}")
+    if _PASSED.get(id(schema)) is schema:
+        return
     description = schema.get("description")
     if description is not None and not isinstance(description, str):
         raise ValueError(f"Tool {name!r}: schema 'description' must be a string")
@@ -37,6 +47,9 @@ def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> No
         json.dumps(schema)
     except (TypeError, ValueError, RecursionError) as exc:
         raise ValueError(f"Tool {name!r}: schema is not JSON-serialisable: {exc}") from None
+    if len(_PASSED) >= _PASSED_LIMIT:
+        _PASSED.clear()
+    _PASSED[id(schema)] = schema
 
 
 def check_result_limit(name: str, limit: Any) -> None:
