@@ -22,11 +22,6 @@ from .config_reader import ConfigError, Reader, kind_of
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 CONFIG_ENV = "TOOLREG_CONFIG"
 #: Where a pack's code runs: in the host process, or in a child process of its own.
 ISOLATION_MODES = ("none", "process")
@@ -164,6 +159,11 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
 
 def parse_config(text: str, source: Path | None = None) -> Config:
+    # Imported here: most runs find no config file and never parse one.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

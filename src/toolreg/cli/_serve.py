@@ -10,7 +10,6 @@ import argparse
 import contextlib
 import logging
 import os
-import signal
 import sys
 from collections.abc import Iterator
 from contextlib import redirect_stdout
@@ -25,8 +24,7 @@ from toolreg import (
 )
 
 from .._loaders.stdout_guard import fd1_to_stderr
-from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
-from .._mcp.http_guard import TOKEN_ENV, is_loopback_host
+from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN_ENV
 from ._commands import _did_you_mean, load, workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 from ._logs import quiet_loading
@@ -151,6 +149,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace, reload_first: list[bool], token: str | None) -> int:
     import anyio
 
+    from toolreg._mcp.http_guard import is_loopback_host
     from toolreg._mcp.server import ToolServer, bind, url_for
 
     verbose = getattr(args, "verbose", False)
@@ -256,7 +255,12 @@ def _http_token(args: argparse.Namespace) -> str | None:
     ``--auth-token-file`` wins over ``$TOOLREG_SERVE_TOKEN``. A non-loopback
     address without either needs ``--insecure-no-auth``, said out loud.
     """
-    from toolreg._mcp.http_guard import TokenError, read_token_file, token_from_env
+    from toolreg._mcp.http_guard import (
+        TokenError,
+        is_loopback_host,
+        read_token_file,
+        token_from_env,
+    )
 
     try:
         if args.auth_token_file is not None:
@@ -290,6 +294,8 @@ def _sighup_deferred() -> Iterator[list[bool]]:
     The flag tells the server to reload once it runs. A Python handler rather
     than SIG_IGN, because children inherit an ignored signal across exec.
     """
+    import signal  # only `serve` handles signals
+
     seen = [False]
     if not hasattr(signal, "SIGHUP"):
         yield seen
