@@ -149,7 +149,8 @@ def _bind_loaded() -> None:
     Reprs, tracebacks and docs then show "toolreg.ToolRegistry", the name users
     import, instead of the private module that happens to define it, whichever
     name was asked for first. A name already bound (``toolreg.registry``
-    pointed at another registry by a loader) is left alone.
+    pointed at another registry by a loader) is left alone, even when that
+    happens on another thread while this runs: ``setdefault`` never replaces.
     """
     import sys
 
@@ -162,4 +163,4 @@ def _bind_loaded() -> None:
         is_definition = isinstance(value, type) or hasattr(value, "__code__")
         if is_definition and str(getattr(value, "__module__", "")).startswith(__name__ + "."):
             value.__module__ = __name__
-        namespace[name] = value
+        namespace.setdefault(name, value)

@@ -100,6 +100,17 @@ def test_import_toolreg_loads_nothing_but_its_version():
     }
 
 
+def test_a_registry_pointed_at_before_first_use_is_never_replaced_by_the_lazy_one():
+    code = (
+        "import toolreg\n"
+        "mine = object()\n"
+        "toolreg.registry = mine  # as a loader does, before anything touched the name\n"
+        "assert toolreg.ToolRegistry.__module__ == 'toolreg'  # loads the registry module\n"
+        "assert toolreg.registry is mine\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
 def test_the_registry_loads_neither_loaders_config_nor_validators_until_used():
     loaded = modules_after(
         "from toolreg import ToolRegistry\n"
