@@ -29,8 +29,12 @@ NOT_WITHOUT_PACKS = (
     "toolreg._mcp.client",
     "toolreg._mcp.http_guard",
 )
-#: Listing reads no arguments (no validator), runs no search and asks no time zone.
-NOT_FOR_LISTING = (*NOT_WITHOUT_PACKS, "fastjsonschema", "regex", "zoneinfo", "uuid", "decimal")
+#: Listing reads no arguments (no validator), runs no search, asks no time zone and
+#: opens no file by path (config discovery probes with os.path).
+NOT_FOR_LISTING = (
+    *NOT_WITHOUT_PACKS,
+    *("fastjsonschema", "regex", "zoneinfo", "uuid", "decimal", "pathlib", "urllib.parse"),
+)
 
 SCRIPT = """
 import io, sys

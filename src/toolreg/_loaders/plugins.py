@@ -38,13 +38,13 @@ from .._policy.admission import (
 )
 from .._policy.config import Config
 from .._policy.unknown_names import plugin_ids_written, unknown_names, warn
-from .hook_runner import HookFailure, HookImpl, HookRunner
 from .import_guard import ImportTimeout, import_with_deadline
 from .report import PluginOutcome, PluginReport
 
 if TYPE_CHECKING:
     import pluggy
 
+    from .hook_runner import HookFailure, HookRunner
     from .isolated_supervisor import IsolatedPacks
 
 logger = logging.getLogger("toolreg.plugins")
@@ -369,6 +369,7 @@ class PluginHost:
             self.registry.set_dispatch_hooks(None)
             return
         from ..hookspecs import DISPATCH_HOOKS
+        from .hook_runner import HookImpl, HookRunner
 
         names = {}
         for name, plugin in self.pm.list_name_plugin():

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import redirect_stdout
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolreg import (
     ConfigError,
@@ -29,6 +29,9 @@ from ._commands import _did_you_mean, load, workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 from ._logs import quiet_loading
 from ._state import state
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 log = logging.getLogger("toolreg.serve")
 
@@ -104,7 +107,7 @@ def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentP
     p.add_argument(
         "--auth-token-file",
         metavar="PATH",
-        type=Path,
+        type=_path,
         help=f"HTTP: require 'Authorization: Bearer <token>', the token read from PATH "
         f"(mode 600); default: ${TOKEN_ENV}",
     )
@@ -281,6 +284,13 @@ def _http_token(args: argparse.Namespace) -> str | None:
             EXIT_USAGE,
         )
     return token
+
+
+def _path(text: str) -> Path:
+    """``--auth-token-file``'s type: pathlib loads when the option is given, not on every run."""
+    from pathlib import Path
+
+    return Path(text)
 
 
 def _say(message: str) -> None:
