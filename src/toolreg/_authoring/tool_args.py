@@ -12,14 +12,10 @@ message the model can act on instead of a traceback from deep in the tool.
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import enum
 import json
-import pathlib
-import uuid
 from collections.abc import Callable
-from typing import Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 from .tool_json import to_jsonable
 from .type_kinds import (
@@ -37,9 +33,14 @@ from .type_kinds import (
     is_union,
     needs_pydantic,
     split_annotated,
+    stdlib_type,
     tuple_items,
     typeddict_fields,
 )
+
+if TYPE_CHECKING:
+    import datetime as dt
+    import decimal
 
 #: ``convert(value, path)`` returns the Python value or raises Invalid.
 Convert = Callable[[Any, str], Any]
@@ -129,11 +130,15 @@ def _from_string(cls: type, parse: Callable[[str], Any], what: str) -> Convert:
 
 
 def _datetime(text: str) -> dt.datetime:
+    import datetime as dt  # loaded already: the parameter's annotation names it
+
     # fromisoformat learnt the "Z" suffix only in Python 3.11.
     return dt.datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
 
 
 def _decimal(value: Any, path: str) -> decimal.Decimal:
+    import decimal  # loaded already: the parameter's annotation names it
+
     if isinstance(value, (int, float, str, decimal.Decimal)) and not isinstance(value, bool):
         try:
             return decimal.Decimal(str(value))
@@ -149,13 +154,17 @@ _SIMPLE: dict[Any, Convert] = {
     bool: _bool,
     type(None): _null,
     bytes: _from_string(bytes, str.encode, "a string"),
-    dt.datetime: _from_string(dt.datetime, _datetime, "an ISO 8601 date-time"),
-    dt.date: _from_string(dt.date, dt.date.fromisoformat, "an ISO 8601 date"),
-    dt.time: _from_string(dt.time, dt.time.fromisoformat, "an ISO 8601 time"),
-    uuid.UUID: _from_string(uuid.UUID, uuid.UUID, "a UUID"),
-    pathlib.Path: _from_string(pathlib.Path, pathlib.Path, "a path"),
-    pathlib.PurePath: _from_string(pathlib.PurePath, pathlib.PurePath, "a path"),
-    decimal.Decimal: _decimal,
+}
+# By (module, name), each made from the type itself: recognised without importing
+# its module (see type_kinds.stdlib_type).
+_STDLIB: dict[tuple[str, str], Callable[[Any], Convert]] = {
+    ("datetime", "datetime"): lambda tp: _from_string(tp, _datetime, "an ISO 8601 date-time"),
+    ("datetime", "date"): lambda tp: _from_string(tp, tp.fromisoformat, "an ISO 8601 date"),
+    ("datetime", "time"): lambda tp: _from_string(tp, tp.fromisoformat, "an ISO 8601 time"),
+    ("uuid", "UUID"): lambda tp: _from_string(tp, tp, "a UUID"),
+    ("pathlib", "Path"): lambda tp: _from_string(tp, tp, "a path"),
+    ("pathlib", "PurePath"): lambda tp: _from_string(tp, tp, "a path"),
+    ("decimal", "Decimal"): lambda tp: _decimal,
 }
 
 
@@ -259,6 +268,9 @@ class Converters:
             return _null
         if is_one_of(tp, _SIMPLE):
             return _SIMPLE[tp]
+        stdlib = stdlib_type(tp, _STDLIB)
+        if stdlib is not None:
+            return _STDLIB[stdlib](tp)
         if hasattr(tp, "__supertype__"):  # typing.NewType
             return self.build(tp.__supertype__)
         if is_union(tp):

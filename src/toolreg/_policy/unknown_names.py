@@ -7,7 +7,6 @@ These checks name the key, the name and the closest known one.
 
 from __future__ import annotations
 
-import difflib
 import logging
 from collections.abc import Collection, Iterable
 
@@ -23,6 +22,8 @@ def unknown_names(written: Iterable[tuple[str, str]], known: Collection[str]) ->
     for key, name in written:
         if name in known:
             continue
+        import difflib  # only a name that matches nothing needs it
+
         close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         messages.append(f"{key}: {name!r} matches nothing known{hint}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import logging
 import sys
@@ -277,6 +276,8 @@ def _require_tool(name: str) -> ToolEntry:
 
 
 def _did_you_mean(name: str, known: list[str]) -> str:
+    import difflib  # only a mistyped name gets here
+
     close = difflib.get_close_matches(name, known, n=3)
     return f" (did you mean: {', '.join(close)}?)" if close else ""
 
