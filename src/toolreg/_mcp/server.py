@@ -35,9 +35,11 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.exceptions import MCPError
 
 from .._contract.results import tool_error
 from .._contract.version import __version__
+from .._core.call_outcomes import unknown
 from .._core.registry import ToolRegistry
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
 from .http_guard import HttpGuard, is_loopback_host
@@ -58,6 +60,8 @@ POLL_INTERVAL = 0.5
 #: whose ``check_fn`` starts failing leaves the list without bumping the generation.
 RECHECK_INTERVAL = 30.0
 HTTP_PATH = "/mcp"
+#: How the registry's unknown-tool error starts: the cheap test before the exact one.
+_UNKNOWN = unknown("").removesuffix('"}')
 
 
 class _ToolregServer(Server[Any]):
@@ -174,7 +178,7 @@ class ToolServer:
         """``registry.dispatch`` for offered tools; the unknown-tool error for the rest."""
         if not self.is_offered(name):
             # The registry's own wording: a tool outside the set does not exist here.
-            return tool_error(f"Unknown tool: {name}")
+            return unknown(name)
         return self.registry.dispatch(name, arguments)
 
     # -- MCP handlers -----------------------------------------------------------------
@@ -203,6 +207,10 @@ class ToolServer:
             )
         except ClientGone:  # nobody is left to read this answer
             result = tool_error("The client went away before the call started")
+        if type(result) is str and result.startswith(_UNKNOWN) and result == unknown(params.name):
+            # MCP lists a call to a tool the server does not have among the protocol
+            # errors; the model cannot fix that one by changing the arguments.
+            raise MCPError(types.INVALID_PARAMS, json.loads(result)["error"])
         return call_result(result)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
