@@ -3,6 +3,12 @@
 The plugin's ``demo`` toolset answers at once; its ``slow`` toolset's ``hold``
 tool writes ``start TAG`` to ``$HOLD_LOG``, waits until ``$HOLD_RELEASE``
 exists, then writes ``end TAG``, so a test can see which calls ran and when.
+Its ``chatter`` toolset logs: ``chatty`` once at each Python level on the
+``toolreg.demo`` logger (set to DEBUG, so the client's level is the only
+filter; ``timed_chatty`` the same from a worker thread, as it has a timeout),
+``flood`` ``count`` warnings, ``steps`` three warnings before and three after
+it waits for ``$HOLD_RELEASE``, and ``notice`` through ``log_to_client`` (it
+returns what that returned).
 """
 
 from __future__ import annotations
@@ -22,11 +28,17 @@ from pathlib import Path
 from typing import Any, TextIO
 
 PLUGIN = """\
+import json
+import logging
 import os
 import time
 from pathlib import Path
 
 from toolreg import registry
+from toolreg._contract.client_log import log_to_client
+
+demo_log = logging.getLogger("toolreg.demo")
+demo_log.setLevel(logging.DEBUG)
 
 print("demo plugin: import chatter that must not reach the protocol stream")
 
@@ -70,6 +82,49 @@ registry.register("greet", "demo", _schema("greet", name={"type": "string"}), _g
 registry.register("boom", "demo", _schema("boom"), _boom)
 registry.register("whoami", "demo", _schema("whoami"), lambda args: str(os.getpid()))
 registry.register("hold", "slow", _schema("hold", tag={"type": "string"}), _hold)
+
+
+def _chatty(args):
+    for level in ("debug", "info", "warning", "error"):
+        getattr(demo_log, level)("%s says %s", args["tag"], level)
+    return "chatted"
+
+
+def _flood(args):
+    for n in range(args["count"]):
+        demo_log.warning("flood %d", n)
+    return "flooded"
+
+
+def _steps(args):
+    for n in (1, 2, 3):
+        demo_log.warning("step %d", n)
+    release = Path(os.environ["HOLD_RELEASE"])
+    while not release.exists():
+        time.sleep(0.01)
+    for n in (4, 5, 6):
+        demo_log.warning("step %d", n)
+    return "stepped"
+
+
+def _notice(args):
+    sent = [log_to_client("notice", "a notice"), log_to_client("debug", "a debug line")]
+    return json.dumps(sent)
+
+
+registry.register("chatty", "chatter", _schema("chatty", tag={"type": "string"}), _chatty)
+registry.register(
+    "timed_chatty", "chatter", _schema("timed_chatty", tag={"type": "string"}), _chatty, timeout=30
+)
+registry.register("flood", "chatter", _schema("flood", count={"type": "integer"}), _flood)
+registry.register("steps", "chatter", _schema("steps"), _steps)
+registry.register("notice", "chatter", _schema("notice"), _notice)
+"""
+
+
+#: Appended to PLUGIN (then SIGHUP) to change the offered tools while serving.
+EXTRA_TOOL = """
+registry.register("late_tool", "demo", _schema("late_tool"), lambda args: "late")
 """
 
 
@@ -125,6 +180,16 @@ class ServeSetup:
 
 def serve_args(setup: ServeSetup, *extra: str) -> list[str]:
     return ["-m", "toolreg", "serve", "--config", str(setup.config), *extra]
+
+
+def stdio_client_for(setup: ServeSetup, *extra: str) -> Any:
+    """An SDK stdio transport that starts ``toolreg serve``; its stderr goes to a file."""
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=serve_args(setup, *extra), env=setup.env, cwd=setup.tmp
+    )
+    return stdio_client(params, errlog=setup.open_log())
 
 
 def run(main_fn: Callable[[], Awaitable[None]], timeout: float = 30) -> None:

@@ -12,31 +12,18 @@ from typing import Any
 
 import pytest
 
-from serve_harness import PLUGIN, HttpServer, ServeSetup, run, serve_args, text_of
+from serve_harness import EXTRA_TOOL, PLUGIN, HttpServer, ServeSetup, run, stdio_client_for, text_of
 
 pytest.importorskip("mcp")
 
 import anyio  # noqa: E402  (after the importorskip: anyio comes with mcp)
 from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp_types import INVALID_PARAMS  # noqa: E402
 
 from toolreg.cli import main  # noqa: E402
 
 posix_only = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP is POSIX-only")
-
-EXTRA_TOOL = """
-registry.register("late_tool", "demo", _schema("late_tool"), lambda args: "late")
-"""
-
-
-def stdio_client_for(setup: ServeSetup, *extra: str) -> Any:
-    """An SDK stdio transport that starts ``toolreg serve``; its stderr goes to a file."""
-    params = StdioServerParameters(
-        command=sys.executable, args=serve_args(setup, *extra), env=setup.env, cwd=setup.tmp
-    )
-    return stdio_client(params, errlog=setup.open_log())
 
 
 async def assert_unknown_tool(client: Client, name: str) -> None:

@@ -50,6 +50,7 @@ from .server_calls import (
     gone_event,
     session_key,
 )
+from .server_log import ServeLogs, relaying
 from .server_results import call_result
 
 logger = logging.getLogger("toolreg.serve")
@@ -117,6 +118,9 @@ class ToolServer:
             on_subscriptions_listen=self.listen,
             get_tool_input_schema=self._input_schema,
         )
+        #: Log messages to clients: ``logging/setLevel``, each call's, the relay (``server_log``).
+        self.logs = ServeLogs()
+        self.logs.install(self.server)
         if self.notify_connections:
             self.server.add_notification_handler(
                 "notifications/initialized", types.NotificationParams, self._follow_changes
@@ -197,14 +201,15 @@ class ToolServer:
         # The calls' own thread pool, shared fairly between sessions (server_calls).
         request = ctx.request
         try:
-            result = await self.calls.run(
-                f"tools/call {params.name}",
-                session_key(request),
-                gone_event(request),
-                self.dispatch,
-                params.name,
-                params.arguments or {},
-            )
+            async with self.logs.for_call(ctx):  # what the call logs goes to its client
+                result = await self.calls.run(
+                    f"tools/call {params.name}",
+                    session_key(request),
+                    gone_event(request),
+                    self.dispatch,
+                    params.name,
+                    params.arguments or {},
+                )
         except ClientGone:  # nobody is left to read this answer
             result = tool_error("The client went away before the call started")
         if type(result) is str and result.startswith(_UNKNOWN) and result == unknown(params.name):
@@ -222,19 +227,20 @@ class ToolServer:
     async def _follow_changes(
         self, ctx: ServerRequestContext[Any], params: types.NotificationParams
     ) -> None:
-        """Forward list changes to one handshake-era connection, for as long as it lives.
+        """Forward list changes (on stdio, logs too) to one handshake-era connection.
 
         The SDK runs a notification handler in the connection's task group, which
         cancels it when the connection ends; so this handler is the connection's
         subscription, and nothing has to track connections or clean up after them.
         (The SDK has no public list of live connections to broadcast to.)
         """
-        seen = self._serial
-        while True:
-            if self._serial == seen:
-                await self._change_event().wait()
+        async with self.logs.for_connection(ctx):
             seen = self._serial
-            await ctx.session.send_tool_list_changed()
+            while True:
+                if self._serial == seen:
+                    await self._change_event().wait()
+                seen = self._serial
+                await ctx.session.send_tool_list_changed()
 
     # -- change detection ---------------------------------------------------------
 
@@ -317,15 +323,16 @@ class ToolServer:
 
     async def serve_stdio(self) -> None:
         """Serve one client on stdin/stdout until it closes stdin."""
-        async with anyio.create_task_group() as tg:
-            await self._background(tg)
-            # stdio_server points fd 1 at stderr while it serves: stray prints from
-            # handlers cannot corrupt the protocol stream.
-            async with stdio_server() as (read_stream, write_stream):
-                await self.server.run(
-                    read_stream, write_stream, self.server.create_initialization_options()
-                )
-            tg.cancel_scope.cancel()
+        with relaying(self.logs.relay):
+            async with anyio.create_task_group() as tg:
+                await self._background(tg)
+                # stdio_server points fd 1 at stderr while it serves: stray prints from
+                # handlers cannot corrupt the protocol stream.
+                async with stdio_server() as (read_stream, write_stream):
+                    await self.server.run(
+                        read_stream, write_stream, self.server.create_initialization_options()
+                    )
+                tg.cancel_scope.cancel()
 
     def http_app(self, host: str, *, stateless: bool = False, token: str | None = None) -> Any:
         """The ASGI app: streamable HTTP at ``/mcp`` and ``GET /healthz``, behind the guard.
@@ -376,10 +383,11 @@ class ToolServer:
             # Open listen/SSE streams never end by themselves.
             timeout_graceful_shutdown=3,
         )
-        async with anyio.create_task_group() as tg:
-            await self._background(tg)
-            await uvicorn.Server(config).serve(sockets=[sock])
-            tg.cancel_scope.cancel()
+        with relaying(self.logs.relay):
+            async with anyio.create_task_group() as tg:
+                await self._background(tg)
+                await uvicorn.Server(config).serve(sockets=[sock])
+                tg.cancel_scope.cancel()
 
 
 def bind(host: str, port: int) -> socket.socket:
