@@ -8,7 +8,8 @@ Its ``chatter`` toolset logs: ``chatty`` once at each Python level on the
 filter; ``timed_chatty`` the same from a worker thread, as it has a timeout),
 ``flood`` ``count`` warnings, ``steps`` three warnings before and three after
 it waits for ``$HOLD_RELEASE``, and ``notice`` through ``log_to_client`` (it
-returns what that returned).
+returns what that returned). ``RawSession`` speaks HTTP by hand, to drop and
+resume streams.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import threading
 import urllib.request
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -281,3 +282,93 @@ class HttpServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+SSE_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@dataclass
+class SseEvent:
+    """One server-sent event: its ``id``, ``retry`` and ``data`` (JSON, or "" when priming)."""
+
+    id: str | None = None
+    retry: int | None = None
+    data: str = ""
+
+    @property
+    def message(self) -> dict[str, Any]:
+        return json.loads(self.data)
+
+
+def read_events(stream: Any) -> Iterator[SseEvent]:
+    """The events of an open httpx2 streaming response, as they arrive."""
+    event = SseEvent()
+    for line in stream.iter_lines():
+        if not line:
+            if event.id is not None or event.data:
+                yield event
+            event = SseEvent()
+            continue
+        field_name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field_name == "id":
+            event.id = value
+        elif field_name == "retry":
+            event.retry = int(value)
+        elif field_name == "data":
+            event.data += value
+
+
+class RawSession:
+    """A handshake-era HTTP session spoken by hand, so a test can drop and resume streams."""
+
+    def __init__(self, url: str, protocol: str = "2025-11-25") -> None:
+        import httpx2
+
+        self.url = url
+        self.protocol = protocol
+        self.streams: list[tuple[Any, Any]] = []
+        with httpx2.Client(headers=SSE_HEADERS, timeout=10) as connection:
+            reply = connection.post(url, json=self.request(0, "initialize", self._init_params()))
+            reply.raise_for_status()
+            self.id = reply.headers.get("mcp-session-id")  # None when stateless
+            self.headers = {**SSE_HEADERS, "mcp-protocol-version": protocol}
+            if self.id is not None:
+                self.headers["mcp-session-id"] = self.id
+            notice = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            connection.post(url, json=notice, headers=self.headers).raise_for_status()
+
+    @staticmethod
+    def request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+    def _init_params(self) -> dict[str, Any]:
+        client = {"name": "raw", "version": "1"}
+        return {"protocolVersion": self.protocol, "capabilities": {}, "clientInfo": client}
+
+    def _open(self, method: str, **kwargs: Any) -> Any:
+        """A streaming request on a connection of its own, left open until :meth:`drop`."""
+        import httpx2
+
+        connection = httpx2.Client(headers=self.headers, timeout=10)
+        stream = connection.stream(method, self.url, **kwargs)
+        reply = stream.__enter__()
+        reply.raise_for_status()
+        self.streams.append((connection, stream))
+        return reply
+
+    def start_call(self, request_id: int, tool: str, args: dict[str, Any]) -> Any:
+        """POST a tools/call and leave its answer stream open; the open response."""
+        body = self.request(request_id, "tools/call", {"name": tool, "arguments": args})
+        return self._open("POST", json=body)
+
+    def resume(self, last_event_id: str) -> Any:
+        """GET the stream again after ``last_event_id``; the open response."""
+        return self._open("GET", headers={"Last-Event-ID": last_event_id})
+
+    def drop(self) -> None:
+        """Close every connection, without ending the session (no DELETE): a crashed client."""
+        for connection, stream in self.streams:
+            stream.__exit__(None, None, None)
+            connection.close()
+        self.streams = []

@@ -34,6 +34,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http import EventStore
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
@@ -42,6 +43,7 @@ from .._contract.version import __version__
 from .._core.call_outcomes import unknown
 from .._core.registry import ToolRegistry
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
+from .event_store import RETRY_MS, MemoryEventStore, SessionEvents, SessionScopes, resumable
 from .http_guard import HttpGuard, is_loopback_host
 from .server_calls import (
     CallLimits,
@@ -99,8 +101,11 @@ class ToolServer:
         poll_interval: float = POLL_INTERVAL,
         max_calls: int = DEFAULT_MAX_CALLS,
         max_calls_per_session: int = DEFAULT_MAX_CALLS_PER_SESSION,
+        event_store: EventStore | None = None,
     ) -> None:
         self.registry = registry
+        #: Where HTTP sessions' stream events wait for a client to resume (None: in memory).
+        self.event_store = event_store if event_store is not None else MemoryEventStore()
         self.calls = CallLimits(max_calls, max_calls_per_session)
         self.toolsets = tuple(toolsets) if toolsets else None
         self.reload_fn = reload
@@ -109,6 +114,7 @@ class ToolServer:
         self.poll_interval = poll_interval
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
+        self.stateless = stateless
         # Stateless HTTP has no standing connection to push a notification on.
         self.notify_connections = not stateless
         self.server = _ToolregServer(
@@ -205,7 +211,9 @@ class ToolServer:
                 result = await self.calls.run(
                     f"tools/call {params.name}",
                     session_key(request),
-                    gone_event(request),
+                    # A client that can resume a broken stream has not gone away:
+                    # the call goes on, and its answer waits in the event store.
+                    None if self._resumable(request) else gone_event(request),
                     self.dispatch,
                     params.name,
                     params.arguments or {},
@@ -217,6 +225,9 @@ class ToolServer:
             # errors; the model cannot fix that one by changing the arguments.
             raise MCPError(types.INVALID_PARAMS, json.loads(result)["error"])
         return call_result(result)
+
+    def _resumable(self, request: Any) -> bool:
+        return not self.stateless and resumable(request)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         if not self.is_offered(name):
@@ -351,15 +362,20 @@ class ToolServer:
                 {"status": "ok", "tools": len(tools), "generation": self.registry.generation}
             )
 
+        # Sessions keep their streams' events for a client that resumes (event_store).
+        events = None if stateless else SessionEvents(self.event_store)
         app = self.server.streamable_http_app(
             streamable_http_path=HTTP_PATH,
             stateless_http=stateless,
+            event_store=events,
+            retry_interval=None if events is None else RETRY_MS,
             # The guard checks Host and Origin for every route and every loopback
             # address; the SDK's own check knows three spellings and only /mcp.
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             custom_starlette_routes=[Route("/healthz", health, methods=["GET"])],
         )
-        return HttpGuard(DisconnectWatch(app), loopback=is_loopback_host(host), token=token)
+        inner = DisconnectWatch(app) if events is None else SessionScopes(DisconnectWatch(app))
+        return HttpGuard(inner, loopback=is_loopback_host(host), token=token)
 
     async def serve_http(
         self,
