@@ -21,7 +21,6 @@ import json
 import logging
 import signal
 import socket
-import sys
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -43,16 +42,14 @@ from .._contract.version import __version__
 from .._core.call_outcomes import unknown
 from .._core.registry import ToolRegistry
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
-from .event_store import RETRY_MS, MemoryEventStore, SessionEvents, SessionScopes, resumable
-from .http_guard import HttpGuard, is_loopback_host
-from .probes import ProbeRoutes
+from .event_store import MemoryEventStore, resumable
 from .server_calls import (
     CallLimits,
     ClientGone,
-    DisconnectWatch,
     gone_event,
     session_key,
 )
+from .server_http import http_app
 from .server_log import ServeLogs, relaying
 from .server_results import call_result
 
@@ -63,7 +60,6 @@ POLL_INTERVAL = 0.5
 #: Seconds between availability re-checks when nothing was registered: a tool
 #: whose ``check_fn`` starts failing leaves the list without bumping the generation.
 RECHECK_INTERVAL = 30.0
-HTTP_PATH = "/mcp"
 #: How the registry's unknown-tool error starts: the cheap test before the exact one.
 _UNKNOWN = unknown("").removesuffix('"}')
 
@@ -347,32 +343,8 @@ class ToolServer:
                 tg.cancel_scope.cancel()
 
     def http_app(self, host: str, *, stateless: bool = False, token: str | None = None) -> Any:
-        """The ASGI app: streamable HTTP at ``/mcp`` behind the guard, and the health probes.
-
-        The guard (``http_guard``) checks Host and Origin on a loopback ``host``,
-        and the bearer ``token`` when there is one; ``/healthz`` and ``/readyz``
-        are answered ahead of it, with details only for requests it admits (``probes``).
-        """
-        from mcp.server.transport_security import TransportSecuritySettings
-
-        async def details() -> dict[str, Any]:
-            tools = await anyio.to_thread.run_sync(self.definitions)
-            return {"tools": len(tools), "generation": self.registry.generation}
-
-        # Sessions keep their streams' events for a client that resumes (event_store).
-        events = None if stateless else SessionEvents(self.event_store)
-        app = self.server.streamable_http_app(
-            streamable_http_path=HTTP_PATH,
-            stateless_http=stateless,
-            event_store=events,
-            retry_interval=None if events is None else RETRY_MS,
-            # The guard checks Host and Origin for every route and every loopback
-            # address; the SDK's own check knows three spellings and only /mcp.
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
-        inner = DisconnectWatch(app) if events is None else SessionScopes(DisconnectWatch(app))
-        guard = HttpGuard(inner, loopback=is_loopback_host(host), token=token)
-        return ProbeRoutes(guard, guard.admits, details)
+        """The ASGI app: streamable HTTP at ``/mcp`` behind the guard, and the health probes."""
+        return http_app(self, host, stateless=stateless, token=token)
 
     async def serve_http(
         self,
@@ -401,26 +373,3 @@ class ToolServer:
                 await self._background(tg)
                 await uvicorn.Server(config).serve(sockets=[sock])
                 tg.cancel_scope.cancel()
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (port 0: any free port)."""
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    sock = socket.socket(family, kind, proto)
-    if sys.platform != "win32":
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-        sock.listen(2048)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
-def url_for(sock: socket.socket) -> str:
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}{HTTP_PATH}"

@@ -158,7 +158,7 @@ def _listen(args: argparse.Namespace, token: str | None) -> socket.socket:
     """The HTTP listening socket, bound before the tools load."""
     from toolreg._mcp.http_guard import is_loopback_host
     from toolreg._mcp.probes import READINESS_PATH
-    from toolreg._mcp.server import bind
+    from toolreg._mcp.server_http import bind
 
     host = args.host or DEFAULT_HOST
     port = DEFAULT_PORT if args.port is None else args.port
@@ -188,7 +188,8 @@ def _serve(
 ) -> int:
     import anyio
 
-    from toolreg._mcp.server import ToolServer, url_for
+    from toolreg._mcp.server import ToolServer
+    from toolreg._mcp.server_http import url_for
 
     verbose = getattr(args, "verbose", False)
     _check_toolsets(args.toolset)
