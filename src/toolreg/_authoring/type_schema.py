@@ -15,14 +15,10 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
-import datetime as dt
-import decimal
 import enum
 import inspect
 import json
-import pathlib
 import re
-import uuid
 from typing import Any, Literal, get_args, get_origin
 
 from .schema_metadata import apply_metadata
@@ -42,6 +38,7 @@ from .type_kinds import (
     is_union,
     needs_pydantic,
     split_annotated,
+    stdlib_type,
     tuple_items,
     typeddict_fields,
 )
@@ -56,13 +53,16 @@ _SCALARS: dict[Any, Schema] = {
     bool: {"type": "boolean"},
     type(None): {"type": "null"},
     bytes: {"type": "string", "format": "binary"},
-    dt.datetime: {"type": "string", "format": "date-time"},
-    dt.date: {"type": "string", "format": "date"},
-    dt.time: {"type": "string", "format": "time"},
-    uuid.UUID: {"type": "string", "format": "uuid"},
-    pathlib.Path: {"type": "string", "format": "path"},
-    pathlib.PurePath: {"type": "string", "format": "path"},
-    decimal.Decimal: {"anyOf": [{"type": "number"}, {"type": "string"}]},
+}
+# By (module, name): recognised without importing them (see type_kinds.stdlib_type).
+_STDLIB_SCALARS: dict[tuple[str, str], Schema] = {
+    ("datetime", "datetime"): {"type": "string", "format": "date-time"},
+    ("datetime", "date"): {"type": "string", "format": "date"},
+    ("datetime", "time"): {"type": "string", "format": "time"},
+    ("uuid", "UUID"): {"type": "string", "format": "uuid"},
+    ("pathlib", "Path"): {"type": "string", "format": "path"},
+    ("pathlib", "PurePath"): {"type": "string", "format": "path"},
+    ("decimal", "Decimal"): {"anyOf": [{"type": "number"}, {"type": "string"}]},
 }
 # JSON type names of Python values, for the "type" pydantic puts on enums and literals.
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
@@ -130,6 +130,9 @@ class SchemaBuilder:
             return {}
         if tp is None or is_one_of(tp, _SCALARS):
             return copy.deepcopy(_SCALARS[type(None) if tp is None else tp])
+        stdlib = stdlib_type(tp, _STDLIB_SCALARS)
+        if stdlib is not None:
+            return copy.deepcopy(_STDLIB_SCALARS[stdlib])
         if hasattr(tp, "__supertype__"):  # typing.NewType
             return self.schema(tp.__supertype__)
         if is_union(tp):

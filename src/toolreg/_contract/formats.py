@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any
 
 from .frozen import FrozenDict, freeze
-from .gemini_schema import to_gemini_schema
 from .names import ANTHROPIC_NAME, GEMINI_NAME, MCP_NAME, OPENAI_NAME, NameRule
 
 Formatter = Callable[[str, str, dict[str, Any]], dict[str, Any]]
@@ -88,6 +87,8 @@ def _anthropic(name: str, description: str, parameters: dict[str, Any]) -> dict[
 
 
 def _gemini(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    from .gemini_schema import to_gemini_schema  # loaded only by hosts that ask for Gemini
+
     _check(name, parameters, GEMINI_NAME, "Gemini")
     schema = to_gemini_schema(parameters)  # builds new dicts and lists throughout
     declaration: dict[str, Any] = {"name": name, "description": description}

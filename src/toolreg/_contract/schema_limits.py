@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import unquote
 
 #: Deepest nesting of subschemas in ``parameters`` (``contains`` counts twice:
 #: the validator spends two nested blocks on it). Providers accept far less.
@@ -79,6 +78,8 @@ def resolve_pointer(root: dict[str, Any], ref: str) -> Any:
         return root
     if not ref.startswith("#/"):
         return None  # a remote or anchor ref: nothing here to follow
+    from urllib.parse import unquote  # only a schema with $refs gets here
+
     node: Any = root
     for token in ref[2:].split("/"):
         token = unquote(token).replace("~1", "/").replace("~0", "~")

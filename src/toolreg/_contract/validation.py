@@ -17,15 +17,16 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any
-
-import fastjsonschema
+from typing import TYPE_CHECKING, Any
 
 from .bounded_regex import BoundedPattern, RegexTimeout, time_budget
 from .entry import ToolEntry
 from .results import describe_exception, tool_error
 from .schema_checks import parameters_of
 from .schema_limits import check_validatable
+
+if TYPE_CHECKING:
+    from fastjsonschema import JsonSchemaValueException
 
 logger = logging.getLogger("toolreg.validation")
 
@@ -52,6 +53,9 @@ def compile_checker(entry: ToolEntry) -> Checker | None:
     schema = parameters_of(entry.schema)
     if set(schema) <= {"type", "properties", "description", "title"} and not schema["properties"]:
         return None  # accepts any object; dispatch's own dict check covers it
+    import fastjsonschema  # compiled on first use: a registry that never validates skips it
+
+    invalid = fastjsonschema.JsonSchemaValueException
     try:
         # Checked at registration too; again here because the registry keeps the
         # caller's dict, and a remote $ref would be fetched by the compiler.
@@ -75,7 +79,7 @@ def compile_checker(entry: ToolEntry) -> Checker | None:
         try:
             validate(args)
             return None
-        except fastjsonschema.JsonSchemaValueException as exc:
+        except invalid as exc:
             problem = exc
         except RecursionError:  # a recursive schema, and arguments nested deeper than Python goes
             return invalid_arguments(name, TOO_DEEP)
@@ -172,7 +176,7 @@ def _bound_patterns(validate: Callable[..., Any], schema: dict[str, Any]) -> boo
     return bool(patterns)
 
 
-def explain(exc: fastjsonschema.JsonSchemaValueException) -> str:
+def explain(exc: JsonSchemaValueException) -> str:
     """Say what is wrong where, and which rule, in words a model can act on."""
     path = _field_path(exc.path or [])
     detail = _detail(exc)
@@ -183,7 +187,7 @@ def explain(exc: fastjsonschema.JsonSchemaValueException) -> str:
     )
 
 
-def _detail(exc: fastjsonschema.JsonSchemaValueException) -> str:
+def _detail(exc: JsonSchemaValueException) -> str:
     value, node = exc.value, exc.definition if isinstance(exc.definition, dict) else {}
     if exc.rule == "required" and isinstance(value, dict):
         missing = [f for f in exc.rule_definition or () if f not in value]

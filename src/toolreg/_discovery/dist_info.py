@@ -17,7 +17,6 @@ start-up that the warm path otherwise never pays. Two readers live here:
 
 from __future__ import annotations
 
-import csv
 import logging
 import os
 import re
@@ -177,6 +176,8 @@ def installed_sources(dist_info: str) -> InstalledSources:
         return InstalledSources()
     # One realpath for the directory: pip installs regular files (wheels hold
     # no symlinks), so each file's own path only needs normalising.
+    import csv  # only a pack that loads has its RECORD read
+
     base = os.path.realpath(os.path.dirname(dist_info))
     try:
         with open(os.path.join(dist_info, "RECORD"), encoding="utf-8", newline="") as f:

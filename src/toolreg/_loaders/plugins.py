@@ -11,6 +11,7 @@ next pack loads.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import logging
 import sys
@@ -22,9 +23,6 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-import pluggy
-
-from .. import hookspecs
 from .._contract.results import describe_exception
 from .._core.decisions import Decision
 from .._core.registry import ToolRegistry
@@ -46,16 +44,17 @@ from .._policy.unknown_names import (
     unknown_names,
     warn,
 )
-from .hook_runner import HookFailure, HookImpl, HookRunner
 from .import_guard import ImportTimeout, import_with_deadline
 from .report import PluginOutcome, PluginReport
 
 if TYPE_CHECKING:
+    import pluggy
+
+    from .hook_runner import HookFailure, HookRunner
     from .isolated_supervisor import IsolatedPacks
 
 logger = logging.getLogger("toolreg.plugins")
 
-_DISPATCH_HOOKS = hookspecs.DISPATCH_HOOKS
 # Packs register into ``toolreg.registry`` at import; loading into another
 # registry swaps that name for the duration, one load at a time.
 _singleton_lock = threading.RLock()
@@ -105,8 +104,6 @@ class PluginHost:
     def __init__(self, registry: ToolRegistry, config: Config) -> None:
         self.registry = registry
         self.config = config
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        self.pm.add_hookspecs(hookspecs)
         self.active: dict[str, _Active] = {}
         self.report = PluginReport()
         self.hooks: HookRunner | None = None
@@ -114,6 +111,17 @@ class PluginHost:
         self.isolated: IsolatedPacks | None = None
         self._lock = threading.RLock()
         registry._callers.refusal_listener = weakref.WeakMethod(self._note_refusal)
+
+    @functools.cached_property
+    def pm(self) -> pluggy.PluginManager:
+        """The pluggy manager, made when the first plugin is registered: no packs, no pluggy."""
+        import pluggy
+
+        from .. import hookspecs
+
+        pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        pm.add_hookspecs(hookspecs)
+        return pm
 
     # -- public operations --------------------------------------------------
 
@@ -313,7 +321,11 @@ class PluginHost:
 
     def _check_hook_names(self, objects: list[Any]) -> None:
         """A hook implementation whose name is no toolreg hook fails the pack, with the closest."""
-        known = [*hookspecs.SETUP_HOOKS, *hookspecs.DISPATCH_HOOKS]
+        import pluggy
+
+        from ..hookspecs import DISPATCH_HOOKS, SETUP_HOOKS
+
+        known = [*SETUP_HOOKS, *DISPATCH_HOOKS]
         for name, caller in vars(self.pm.hook).items():
             if caller.has_spec():
                 continue
@@ -328,8 +340,10 @@ class PluginHost:
 
     def _note_hooks(self, outcome: PluginOutcome, implemented: Collection[str]) -> None:
         """Report the hooks that run and the dispatch hooks the operator's ``hooks`` withholds."""
+        from ..hookspecs import DISPATCH_HOOKS
+
         entry = self.config.plugins.entry(outcome.id)
-        withheld = {h for h in implemented if h in _DISPATCH_HOOKS and not entry.allows_hook(h)}
+        withheld = {h for h in implemented if h in DISPATCH_HOOKS and not entry.allows_hook(h)}
         outcome.hooks = sorted(set(implemented) - withheld)
         outcome.hooks_withheld = sorted(withheld)
         if outcome.hooks_withheld:
@@ -345,7 +359,7 @@ class PluginHost:
         if self.isolated is not None:
             self.isolated.stop(plugin_id)  # first: a live process would publish again
         self.registry.remove_owner(plugin_id)
-        for obj in objects:
+        for obj in objects:  # there are objects only once pm exists
             with contextlib.suppress(ValueError):
                 self.pm.unregister(obj)
         for namespace in namespaces:
@@ -386,11 +400,18 @@ class PluginHost:
 
     def _install_hooks(self) -> None:
         """Put the dispatch hooks in place, or take the layer away when none exist."""
+        if "pm" not in self.__dict__:  # no plugin was ever registered: no hooks
+            self.hooks = None
+            self.registry.set_dispatch_hooks(None)
+            return
+        from ..hookspecs import DISPATCH_HOOKS
+        from .hook_runner import HookImpl, HookRunner
+
         names = {}
         for name, plugin in self.pm.list_name_plugin():
             names[id(plugin)] = name.rpartition("#")[0] or name
         impls: dict[str, list[HookImpl]] = {}
-        for hook in _DISPATCH_HOOKS:
+        for hook in DISPATCH_HOOKS:
             # pluggy calls the last registered first; keep its order.
             impls[hook] = [
                 HookImpl(owner, impl.function, tuple(impl.argnames))

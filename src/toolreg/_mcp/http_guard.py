@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from . import TOKEN_ENV
+
 logger = logging.getLogger("toolreg.serve")
 
-#: Environment variable holding the bearer token, when ``--auth-token-file`` is not given.
-TOKEN_ENV = "TOOLREG_SERVE_TOKEN"
 #: Shorter tokens are refused: they can be guessed.
 MIN_TOKEN_CHARS = 16
 #: Characters a Host header never holds; with any of them it is refused as a whole.

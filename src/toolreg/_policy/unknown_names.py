@@ -9,7 +9,6 @@ Loading warns; ``toolreg config check`` makes them errors.
 
 from __future__ import annotations
 
-import difflib
 import logging
 from collections.abc import Collection, Iterable
 
@@ -30,6 +29,8 @@ def unknown_names(written: Iterable[tuple[str, str]], known: Collection[str]) ->
 
 def did_you_mean(name: str, known: Collection[str]) -> str:
     """``"; did you mean 'x'?"`` naming the closest of ``known``, or ``""``."""
+    import difflib  # only a name that matches nothing needs it
+
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
     return f"; did you mean {close[0]!r}?" if close else ""
 
@@ -39,6 +40,8 @@ def unknown_hooks(config: Config) -> list[str]:
 
     The setup hooks are named as such: they always run, as part of loading.
     """
+    if all(entry.hooks is None for entry in config.plugins.entries.values()):
+        return []
     # pluggy comes with the hook specs: only pay for it when there are names to check.
     from ..hookspecs import DISPATCH_HOOKS, SETUP_HOOKS
 

@@ -12,7 +12,6 @@ from toolreg import stop_mcp
 
 from ._commands import COMMANDS, load
 from ._completion import SHELLS, cmd_completion
-from ._config_check import cmd_config_check
 from ._errors import EXIT_FAILURE, CliError
 from ._help import more_help
 from ._logs import cli_logging
@@ -163,6 +162,8 @@ def _run(args: argparse.Namespace) -> int:
     if not hasattr(args, "config"):
         args.config = None
     if args.command == "config":
+        from ._config_check import cmd_config_check
+
         return cmd_config_check(args)  # loads built-ins and packs, starts no MCP server
     if args.command == "serve":
         return cmd_serve(args)  # loads the tools itself, with stdout guarded for stdio

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import logging
 import sys
-from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolreg import (
     Config,
@@ -32,11 +30,14 @@ from toolreg import (
 from .._loaders.stdout_guard import stdout_to_stderr
 from .._policy.unknown_names import mcp_toolset_names
 from ..workspace import workspace_warning
-from . import _mcp_cache, _progress, _render
+from . import _render
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from ._logs import quiet_loading
 from ._plugin_commands import cmd_plugins
 from ._state import state
+
+if TYPE_CHECKING:
+    from ._mcp_cache import KnownTools
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,8 @@ def _start_mcp(config: Config, args: argparse.Namespace) -> None:
     names = [name for name, server in sorted(config.mcp.servers.items()) if server.enabled]
     if not names:
         return
+    from . import _mcp_cache, _progress  # only a config with MCP servers needs them
+
     try:
         with _progress.connecting(names, _mcp_servers):
             manager = start_mcp(config, registry)
@@ -130,7 +133,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     are listed instead, marked as cached.
     """
     known = _known_mcp_tools()
-    cached = _mcp_cache.cached_registry(known)
+    cached = _cached_registry(known)
     names = registry.get_all_tool_names()
     cached_names = [n for n in cached.get_all_tool_names() if n not in registry]
     if args.toolset is not None:
@@ -155,16 +158,27 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _known_mcp_tools() -> dict[str, _mcp_cache.KnownTools]:
+def _known_mcp_tools() -> dict[str, KnownTools]:
     """The last known tools of the servers this command did not start."""
-    if state.mcp_started or state.config is None:
+    if state.mcp_started or state.config is None or not state.config.mcp.servers:
         return {}
-    return _mcp_cache.known_tools(state.config)
+    from ._mcp_cache import known_tools
+
+    return known_tools(state.config)
 
 
-def _cached_record(
-    cached: ToolRegistry, name: str, known: dict[str, _mcp_cache.KnownTools]
-) -> dict[str, Any]:
+def _cached_registry(known: dict[str, KnownTools]) -> ToolRegistry:
+    """The known tools in a registry of their own (an empty one when none are known)."""
+    if not known:
+        return ToolRegistry()
+    from ._mcp_cache import cached_registry
+
+    return cached_registry(known)
+
+
+def _cached_record(cached: ToolRegistry, name: str, known: dict[str, KnownTools]) -> dict[str, Any]:
+    from datetime import datetime, timezone
+
     entry = cached.get_entry(name)
     assert entry is not None
     listing = known[entry.toolset.removeprefix("mcp-")]
@@ -184,7 +198,7 @@ def _unstarted_toolsets() -> set[str]:
     return mcp_toolset_names(config) if config is not None else set()
 
 
-def _note_unlisted_servers(known: dict[str, _mcp_cache.KnownTools]) -> None:
+def _note_unlisted_servers(known: dict[str, KnownTools]) -> None:
     config = state.config
     if state.mcp_started or config is None:
         return
@@ -248,7 +262,7 @@ def _where_shown(name: str) -> tuple[ToolRegistry, str | None]:
     """The registry holding ``name``: the live one, or the MCP cache's with why it is cached."""
     if registry.get_entry(name) is None:
         known = _known_mcp_tools()
-        cached = _mcp_cache.cached_registry(known)
+        cached = _cached_registry(known)
         if cached.get_entry(name) is not None:
             return cached, _cached_record(cached, name, known)["reason"]
     return registry, None
@@ -377,6 +391,8 @@ def _require_tool(name: str) -> ToolEntry:
 
 
 def _did_you_mean(name: str, known: list[str]) -> str:
+    import difflib  # only a mistyped name gets here
+
     close = difflib.get_close_matches(name, known, n=3)
     return f" (did you mean: {', '.join(close)}?)" if close else ""
 

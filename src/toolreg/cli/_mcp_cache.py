@@ -17,7 +17,6 @@ schema checks.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -65,6 +64,8 @@ def server_key(server: McpServerConfig) -> str:
         list(server.include) if server.include is not None else None,
         list(server.exclude),
     ]
+    import hashlib  # only a config with MCP servers needs it
+
     # Values (tokens among them) are hashed, never stored.
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()
 

@@ -8,11 +8,8 @@ output goes straight to the terminal.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 
-from .._discovery.dist_info import DISTRIBUTION
-from .._policy.config import plugin_id
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 
 # Switches passed to pip as they are: (flags, dest, help).
@@ -80,6 +77,9 @@ def pip_install_argv(args: argparse.Namespace) -> list[str]:
 
 def pip_uninstall_argv(args: argparse.Namespace) -> list[str]:
     """The pip command ``toolreg uninstall`` runs; toolreg itself is refused, nothing is run."""
+    from .._discovery.dist_info import DISTRIBUTION
+    from .._policy.config import plugin_id
+
     mine = [name for name in args.packages if plugin_id(name) == DISTRIBUTION]
     if mine:
         raise CliError(
@@ -110,6 +110,8 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 
 def _pip(argv: list[str]) -> None:
+    import subprocess  # only install and uninstall start a process
+
     sys.stdout.flush()  # pip writes to the same terminal; keep the order
     done = subprocess.run(argv, check=False)
     if done.returncode != 0:

@@ -10,12 +10,10 @@ import argparse
 import contextlib
 import logging
 import os
-import signal
-import socket
 import sys
 from collections.abc import Iterator
 from contextlib import redirect_stdout
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolreg import (
     ConfigError,
@@ -26,13 +24,16 @@ from toolreg import (
 )
 
 from .._loaders.stdout_guard import fd1_to_stderr
-from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
-from .._mcp.http_guard import TOKEN_ENV, is_loopback_host
+from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN_ENV
 from ._commands import _did_you_mean, load, workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 from ._help import more_help
 from ._logs import quiet_loading
 from ._state import state
+
+if TYPE_CHECKING:
+    import socket
+    from pathlib import Path
 
 log = logging.getLogger("toolreg.serve")
 
@@ -112,7 +113,7 @@ def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentP
     p.add_argument(
         "--auth-token-file",
         metavar="PATH",
-        type=Path,
+        type=_path,
         help=f"HTTP: require 'Authorization: Bearer <token>', the token read from PATH "
         f"(mode 600); default: ${TOKEN_ENV}",
     )
@@ -160,8 +161,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def _listen(args: argparse.Namespace, token: str | None) -> socket.socket:
     """The HTTP listening socket, bound before the tools load."""
+    from toolreg._mcp.http_guard import is_loopback_host
     from toolreg._mcp.probes import READINESS_PATH
-    from toolreg._mcp.server import bind
+    from toolreg._mcp.server_http import bind
 
     host = args.host or DEFAULT_HOST
     port = DEFAULT_PORT if args.port is None else args.port
@@ -191,7 +193,8 @@ def _serve(
 ) -> int:
     import anyio
 
-    from toolreg._mcp.server import ToolServer, url_for
+    from toolreg._mcp.server import ToolServer
+    from toolreg._mcp.server_http import url_for
 
     verbose = getattr(args, "verbose", False)
     _check_toolsets(args.toolset)
@@ -286,7 +289,12 @@ def _http_token(args: argparse.Namespace) -> str | None:
     ``--auth-token-file`` wins over ``$TOOLREG_SERVE_TOKEN``. A non-loopback
     address without either needs ``--insecure-no-auth``, said out loud.
     """
-    from toolreg._mcp.http_guard import TokenError, read_token_file, token_from_env
+    from toolreg._mcp.http_guard import (
+        TokenError,
+        is_loopback_host,
+        read_token_file,
+        token_from_env,
+    )
 
     try:
         if args.auth_token_file is not None:
@@ -309,6 +317,13 @@ def _http_token(args: argparse.Namespace) -> str | None:
     return token
 
 
+def _path(text: str) -> Path:
+    """``--auth-token-file``'s type: pathlib loads when the option is given, not on every run."""
+    from pathlib import Path
+
+    return Path(text)
+
+
 def _say(message: str) -> None:
     print(f"toolreg serve: {message}", file=sys.stderr, flush=True)
 
@@ -320,6 +335,8 @@ def _sighup_deferred() -> Iterator[list[bool]]:
     The flag tells the server to reload once it runs. A Python handler rather
     than SIG_IGN, because children inherit an ignored signal across exec.
     """
+    import signal  # only `serve` handles signals
+
     seen = [False]
     if not hasattr(signal, "SIGHUP"):
         yield seen

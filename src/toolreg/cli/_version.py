@@ -8,21 +8,22 @@ code, and works when a pack is broken.
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
 from typing import Any, NoReturn
-
-from toolreg import __version__
-
-from .._discovery.dist_info import DISTRIBUTION
 
 
 def version_text() -> str:
     """``toolreg X.Y.Z (...)`` and one line per installed tool pack."""
+    # Only -V pays for these: the parser is built on every command.
+    import platform
+
+    from toolreg import __version__
+
+    from .._discovery.dist_info import DISTRIBUTION
+    from .._discovery.entrypoints import find_packs
+
     python = f"{platform.python_implementation()} {platform.python_version()}"
     lines = [f"toolreg {__version__} ({DISTRIBUTION}, {python}, {sys.executable})"]
-    from .._discovery.entrypoints import find_packs  # only -V pays for the metadata scan
-
     packs = find_packs()
     if not packs:
         lines.append("no tool packs installed (entry-point group toolreg.tools)")
