@@ -31,6 +31,8 @@ from .table import ToolTable
 
 logger = logging.getLogger("toolreg.definitions")
 
+#: Names written since the last read beyond which the lists are walked again, not patched.
+_PATCH_LIMIT = 256
 _MEMO_LIMIT = 256
 
 _MemoKey = tuple[Any, str, int]
@@ -142,6 +144,10 @@ class Definitions:
                     cache.pop(name, None)
             self._memo.clear()  # every memo is of an older generation now
             self._changed.update(names)
+            if len(self._changed) > _PATCH_LIMIT:
+                # Past this, walking the table beats patching, and the set stays small.
+                self._changed.clear()
+                self._layouts.clear()
 
     def _patch_layouts(self) -> None:
         """Bring the kept layouts up to the table for what changed since; caller holds the lock.
