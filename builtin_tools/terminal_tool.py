@@ -18,7 +18,7 @@ from typing import IO, Annotated
 from toolreg import registry, tool_error, tool_result
 from toolreg.workspace import workspace_root
 
-from ._common import check_range, handler_of, reports_errors
+from ._common import UNBOUNDED_HINTS, check_range, handler_of, reports_errors
 
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
@@ -84,7 +84,13 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-@registry.tool(name="terminal", toolset="terminal", emoji="💻")
+@registry.tool(
+    name="terminal",
+    toolset="terminal",
+    emoji="💻",
+    # A shell command can do anything the user can, network included.
+    annotations={"title": "Terminal command", **UNBOUNDED_HINTS},
+)
 @reports_errors
 def run_command(
     command: str,

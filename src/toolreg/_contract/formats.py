@@ -1,9 +1,10 @@
 """Provider shapes for a tool definition.
 
 Each formatter takes the tool's name, description and JSON-Schema parameters
-and returns the provider's definition: plain JSON types only (the result is
-frozen with ``marshal``), sharing no dict or list with its input, which it
-never mutates.
+(and optionally its entry, for what only some shapes carry: MCP's
+``annotations`` and ``outputSchema``) and returns the provider's definition:
+plain JSON types only (the result is frozen with ``marshal``), sharing no
+dict or list with its input, which it never mutates.
 
 A provider whose name rules are narrower than the registry's (1-128 of
 letters, digits, ``_ . -``) gets a ValueError naming the tool and the rule;
@@ -14,13 +15,23 @@ the pages they come from are in docs/formats.md.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
+from .entry import ToolEntry
 from .gemini_schema import to_gemini_schema
 from .names import ANTHROPIC_NAME, GEMINI_NAME, MCP_NAME, OPENAI_NAME, NameRule
 
-Formatter = Callable[[str, str, dict[str, Any]], dict[str, Any]]
+
+class Formatter(Protocol):
+    """``(name, description, parameters, entry=None)`` -> the provider's definition."""
+
+    def __call__(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        entry: ToolEntry | None = None,
+    ) -> dict[str, Any]: ...
 
 
 def _check(name: str, parameters: dict[str, Any], rule: NameRule, provider: str) -> None:
@@ -40,7 +51,9 @@ def _object_schema(parameters: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _openai(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+def _openai(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
     _check(name, parameters, OPENAI_NAME, "OpenAI")
     return {
         "type": "function",
@@ -52,7 +65,9 @@ def _openai(name: str, description: str, parameters: dict[str, Any]) -> dict[str
     }
 
 
-def _openai_responses(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+def _openai_responses(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
     _check(name, parameters, OPENAI_NAME, "OpenAI")
     return {
         "type": "function",
@@ -66,7 +81,9 @@ def _openai_responses(name: str, description: str, parameters: dict[str, Any]) -
     }
 
 
-def _anthropic(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+def _anthropic(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
     _check(name, parameters, ANTHROPIC_NAME, "Anthropic")
     return {
         "name": name,
@@ -75,7 +92,9 @@ def _anthropic(name: str, description: str, parameters: dict[str, Any]) -> dict[
     }
 
 
-def _gemini(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+def _gemini(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
     _check(name, parameters, GEMINI_NAME, "Gemini")
     schema = to_gemini_schema(parameters)  # builds new dicts and lists throughout
     declaration: dict[str, Any] = {"name": name, "description": description}
@@ -86,13 +105,21 @@ def _gemini(name: str, description: str, parameters: dict[str, Any]) -> dict[str
     return declaration
 
 
-def _mcp(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+def _mcp(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
     _check(name, parameters, MCP_NAME, "MCP")
-    return {
+    definition = {
         "name": name,
         "description": description,
         "inputSchema": _object_schema(parameters),
     }
+    if entry is not None:
+        if entry.annotations:
+            definition["annotations"] = dict(entry.annotations)
+        if entry.output_schema is not None:
+            definition["outputSchema"] = copy.deepcopy(entry.output_schema)
+    return definition
 
 
 FORMATS: dict[str, Formatter] = {

@@ -50,7 +50,7 @@ def _static_definition(entry: ToolEntry, formatter: Formatter) -> dict[str, Any]
     # The schema's description is written for the model; ``description=`` is
     # the short line people see in listings, and stands in only when it is missing.
     description = entry.schema.get("description") or entry.description or ""
-    return formatter(entry.name, description, parameters_of(entry.schema))
+    return formatter(entry.name, description, parameters_of(entry.schema), entry)
 
 
 def _dynamic_definition(entry: ToolEntry, formatter: Formatter) -> dict[str, Any]:
@@ -77,7 +77,7 @@ def _dynamic_definition(entry: ToolEntry, formatter: Formatter) -> dict[str, Any
         return copy.deepcopy(_static_definition(entry, formatter))
     merged = {**entry.schema, **overrides}
     description = merged.get("description") or entry.description or ""
-    return copy.deepcopy(formatter(entry.name, description, parameters_of(merged)))
+    return copy.deepcopy(formatter(entry.name, description, parameters_of(merged), entry))
 
 
 def _thaw(memo: _Memo, format: str) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -141,11 +141,14 @@ class ToolTable(PolicySeamMixin):
         *,
         validate: bool = True,
         timeout: float | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> ToolEntry | None:
         """Register a tool; returns the new entry, or None when rejected.
 
-        Raises ValueError for a malformed name or schema and PermissionError for
-        a plugin override the operator has not allowed.
+        Raises ValueError for a malformed name, schema, ``annotations`` (MCP's
+        hints) or ``output_schema``, and PermissionError for a plugin override
+        the operator has not allowed.
         """
         check_registration(name, toolset, schema, handler)
         check_result_limit(name, max_result_size_chars)
@@ -162,6 +165,8 @@ class ToolTable(PolicySeamMixin):
             emoji=emoji,
             max_result_size_chars=max_result_size_chars,
             dynamic_schema_overrides=dynamic_schema_overrides,
+            annotations=annotations,
+            output_schema=output_schema,
         )
         owner, plugins = self._owner_for(toolset, handler, depth=2)
         with self._lock:
