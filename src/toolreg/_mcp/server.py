@@ -40,6 +40,7 @@ from .._contract.results import tool_error
 from .._contract.version import __version__
 from .._core.registry import ToolRegistry
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
+from .convert import KEEP_STRUCTURED
 from .http_guard import HttpGuard, is_loopback_host
 from .server_calls import (
     CallLimits,
@@ -48,7 +49,7 @@ from .server_calls import (
     gone_event,
     session_key,
 )
-from .server_results import call_result
+from .server_results import StructuredResults
 
 logger = logging.getLogger("toolreg.serve")
 
@@ -117,6 +118,7 @@ class ToolServer:
             self.server.add_notification_handler(
                 "notifications/initialized", types.NotificationParams, self._follow_changes
             )
+        self.results = StructuredResults()
         self._names_memo: tuple[int, frozenset[str] | None] = (-1, None)
         #: (definitions JSON, the SDK ``Tool`` models made from it) last listed.
         self._listed: tuple[str, list[types.Tool]] = ("", [])
@@ -175,7 +177,11 @@ class ToolServer:
         if not self.is_offered(name):
             # The registry's own wording: a tool outside the set does not exist here.
             return tool_error(f"Unknown tool: {name}")
-        return self.registry.dispatch(name, arguments)
+        keep = KEEP_STRUCTURED.set(True)  # a proxied MCP tool's structuredContent comes along
+        try:
+            return self.registry.dispatch(name, arguments)
+        finally:
+            KEEP_STRUCTURED.reset(keep)
 
     # -- MCP handlers -----------------------------------------------------------------
 
@@ -203,7 +209,7 @@ class ToolServer:
             )
         except ClientGone:  # nobody is left to read this answer
             result = tool_error("The client went away before the call started")
-        return call_result(result)
+        return self.results.call_result(self.registry.get_entry(params.name), result)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         if not self.is_offered(name):
