@@ -16,7 +16,6 @@ the same hints, so entries stay small.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -96,6 +95,8 @@ def _shared(items: tuple[tuple[str, Any], ...]) -> Annotations:
 
 
 def _unknown(key: Any) -> str:
+    import difflib  # only when an author got a key wrong: start-up never pays for it
+
     known = ", ".join(KEYS)
     close = difflib.get_close_matches(str(key), [*KEYS, *_SDK_NAMES], n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
