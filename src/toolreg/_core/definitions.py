@@ -74,7 +74,7 @@ def _static_definition(entry: ToolEntry, formatter: Formatter) -> FrozenDict:
     # The schema's description is written for the model; ``description=`` is
     # the short line people see in listings, and stands in only when it is missing.
     description = entry.schema.get("description") or entry.description or ""
-    return formatter(entry.name, description, parameters_of(entry.schema))
+    return formatter(entry.name, description, parameters_of(entry.schema), entry)
 
 
 def _dynamic_definition(entry: ToolEntry, formatter: Formatter, static: Built) -> dict[str, Any]:
@@ -99,7 +99,7 @@ def _dynamic_definition(entry: ToolEntry, formatter: Formatter, static: Built) -
         return thaw(static.definition)
     merged = {**entry.schema, **overrides}
     description = merged.get("description") or entry.description or ""
-    return thaw(formatter(entry.name, description, parameters_of(merged)))
+    return thaw(formatter(entry.name, description, parameters_of(merged), entry))
 
 
 def _listed(memo: _Memo, format: str) -> list[dict[str, Any]]:

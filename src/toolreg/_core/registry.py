@@ -155,11 +155,14 @@ class ToolRegistry:
         *,
         validate: bool = True,
         timeout: float | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> ToolEntry | None:
         """Register a tool; returns the new entry, or None when rejected.
 
-        Raises ValueError for a malformed name or schema and PermissionError for
-        a plugin override the operator has not allowed.
+        Raises ValueError for a malformed name, schema, ``annotations`` (MCP's
+        hints) or ``output_schema``, and PermissionError for a plugin override
+        the operator has not allowed.
         """
         check_registration(name, toolset, schema, handler)
         check_result_limit(name, max_result_size_chars)
@@ -178,6 +181,8 @@ class ToolRegistry:
             emoji=emoji,
             max_result_size_chars=max_result_size_chars,
             dynamic_schema_overrides=dynamic_schema_overrides,
+            annotations=annotations,
+            output_schema=output_schema,
         )
         return self._table.add(entry, options, override)
 

@@ -100,6 +100,9 @@ def _tool_record(name: str) -> dict[str, Any]:
         "reason": None if available else reason,
         "owner": registry.get_owner(name),
         "description": entry.description if entry else "",
+        # MCP's hints ({} when the tool declares none) and the schema of its structured result.
+        "annotations": dict(entry.annotations) if entry else {},
+        "output_schema": entry.output_schema if entry else None,
     }
 
 
@@ -155,6 +158,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     available, reason = registry.availability(args.name)
     owner = registry.get_owner(args.name)
     print(_render.tool_summary(entry.name, entry.toolset, owner, available, reason))
+    print(_render.tool_hints(entry.annotations, entry.output_schema is not None))
     print(f"definition ({args.format}):")
     print(_render.to_json(definition))
     return EXIT_OK

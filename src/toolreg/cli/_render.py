@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -45,6 +45,17 @@ def tool_summary(name: str, toolset: str, owner: str | None, available: bool, re
             f"available: {status}",
         ]
     )
+
+
+def tool_hints(annotations: Mapping[str, Any], structured: bool) -> str:
+    """``show``'s lines for MCP's annotations and a structured result, below the summary."""
+    title = annotations.get("title")
+    hints = [f"{key}={json.dumps(value)}" for key, value in annotations.items() if key != "title"]
+    lines = [f"title:     {title}"] if title is not None else []
+    lines.append(f"hints:     {' '.join(hints) or 'none declared'}")
+    if structured:
+        lines.append("output:    structured (outputSchema in the mcp format)")
+    return "\n".join(lines)
 
 
 def doctor_report(report: dict[str, Any]) -> str:
