@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Annotated
 from toolreg import registry, tool_error, tool_result
 from toolreg.workspace import workspace_root
 
-from ._common import check_range, handler_of, reports_errors
+from ._common import UNBOUNDED_HINTS, check_range, handler_of, reports_errors
 
 if TYPE_CHECKING:
     import subprocess
@@ -88,7 +88,13 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-@registry.tool(name="terminal", toolset="terminal", emoji="💻")
+@registry.tool(
+    name="terminal",
+    toolset="terminal",
+    emoji="💻",
+    # A shell command can do anything the user can, network included.
+    annotations={"title": "Terminal command", **UNBOUNDED_HINTS},
+)
 @reports_errors
 def run_command(
     command: str,

@@ -35,7 +35,12 @@ def _format_offset(offset: dt.timedelta) -> str:
     return f"{sign}{hours:02d}:{mins:02d}"
 
 
-@registry.tool(name="current_time", toolset="time", emoji="🕒")
+@registry.tool(
+    name="current_time",
+    toolset="time",
+    emoji="🕒",
+    annotations={"title": "Current time", "readOnlyHint": True, "openWorldHint": False},
+)
 def current_time_in(timezone: str = "UTC") -> str:
     """Get the current date and time in an IANA time zone.
 

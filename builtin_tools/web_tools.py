@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from toolreg import registry, tool_error, tool_result
 
-from ._common import check_range, handler_of, reports_errors
+from ._common import UNBOUNDED_HINTS, check_range, handler_of, reports_errors
 
 if TYPE_CHECKING:
     import urllib.request
@@ -91,7 +91,13 @@ def _joined_headers(headers: Any) -> dict[str, str]:
     return out
 
 
-@registry.tool(name="http_request", toolset="web", emoji="🌐")
+@registry.tool(
+    name="http_request",
+    toolset="web",
+    emoji="🌐",
+    # Any URL on the internet; a POST may change or delete what the server holds.
+    annotations={"title": "HTTP request", **UNBOUNDED_HINTS},
+)
 @reports_errors
 def send_http_request(
     url: str,

@@ -392,9 +392,11 @@ class TestIncrementalRebuild:
         calls: list[str] = []
         real = FORMATS["openai"]
 
-        def counting(name: str, description: str, parameters: dict[str, Any]) -> Any:
+        def counting(
+            name: str, description: str, parameters: dict[str, Any], entry: Any = None
+        ) -> Any:
             calls.append(name)
-            return real(name, description, parameters)
+            return real(name, description, parameters, entry)
 
         monkeypatch.setitem(FORMATS, "openai", counting)
         return calls
@@ -552,3 +554,36 @@ class TestOneBadToolNeverBreaksTheList:
         add(reg, "good")
         add(reg, "bad", toolset="other", check_fn=Ambiguous)
         assert names(reg.get_definitions()) == ["good"]
+
+
+def test_only_the_mcp_shape_carries_annotations_and_output_schema(reg: ToolRegistry) -> None:
+    output = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    reg.register(
+        "hinted",
+        "ts",
+        schema("hinted"),
+        handler,
+        annotations={"title": "Hinted", "readOnlyHint": True},
+        output_schema=output,
+    )
+    reg.register("plain", "ts", schema("plain"), handler)
+    mcp = {d["name"]: d for d in reg.get_definitions(format="mcp")}
+    assert mcp["hinted"]["annotations"] == {"title": "Hinted", "readOnlyHint": True}
+    assert mcp["hinted"]["outputSchema"] == output
+    assert "annotations" not in mcp["plain"] and "outputSchema" not in mcp["plain"]
+    for fmt in ("openai", "openai-responses", "anthropic", "gemini"):
+        text = json.dumps(reg.get_definition("hinted", format=fmt))
+        assert "readOnlyHint" not in text and "outputSchema" not in text, fmt
+    # Shared and read-only: a caller cannot change them for the next caller.
+    with pytest.raises(TypeError, match="read-only"):
+        mcp["hinted"]["annotations"]["readOnlyHint"] = False
+    with pytest.raises(TypeError, match="read-only"):
+        mcp["hinted"]["outputSchema"]["properties"].clear()
+    again = reg.get_definition("hinted", format="mcp")
+    assert again["annotations"]["readOnlyHint"] is True
+    assert (
+        again["outputSchema"]
+        == output
+        == {"type": "object", "properties": {"n": {"type": "integer"}}}
+    )
+    assert json.loads(reg.get_definitions_json(format="mcp"))[0]["annotations"]["readOnlyHint"]

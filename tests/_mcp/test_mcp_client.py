@@ -308,6 +308,34 @@ def test_calls_return_text_errors_images_and_structured_content(live) -> None:
     assert invalid["error_type"] == "invalid_arguments"  # checked against the server's schema
 
 
+def test_a_servers_annotations_and_output_schema_are_kept(live) -> None:
+    from toolreg._mcp.convert import KEEP_STRUCTURED
+
+    registry, _, _ = live
+    echo = registry.get_entry("mcp__basic__echo")
+    assert dict(echo.annotations) == {"title": "Echo", "readOnlyHint": True, "idempotentHint": True}
+    assert echo.output_schema["properties"]["result"]["type"] == "string"
+    assert not registry.get_entry("mcp__basic__pid").annotations
+    assert registry.get_entry("mcp__basic__two_lines").output_schema is None
+    mcp = registry.get_definition("mcp__basic__echo", format="mcp")
+    assert mcp["annotations"]["readOnlyHint"] is True
+    assert mcp["outputSchema"] == echo.output_schema
+    # A host gets the server's text, as ever; toolreg serve gets the object too.
+    assert registry.dispatch("mcp__basic__echo", {"text": "hi"}) == "hi"
+    token = KEEP_STRUCTURED.set(True)
+    try:
+        kept = registry.dispatch("mcp__basic__echo", {"text": "hi"})
+        plain = registry.dispatch("mcp__basic__two_lines", {})  # no output schema
+    finally:
+        KEEP_STRUCTURED.reset(token)
+    assert kept == {
+        "_multimodal": True,
+        "content": [{"type": "text", "text": "hi"}],
+        "structured": {"result": "hi"},
+    }
+    assert plain == "first\nsecond"
+
+
 def test_results_are_capped_by_the_servers_limit(live) -> None:
     registry, _, _ = live
     # Default limit: a text past 100,000 characters is cut, with dispatch's marker.

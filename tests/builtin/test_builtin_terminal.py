@@ -138,3 +138,14 @@ def test_dispatch_through_registry(workspace: Path) -> None:
     data = json.loads(reg.dispatch("terminal", {"command": "echo via-registry"}))
     assert data["stdout"] == "via-registry\n"
     assert data["exit_code"] == 0
+
+
+def test_annotations_warn_that_a_command_can_do_anything() -> None:
+    entry = builtin_registry(terminal_tool).get_entry("terminal")
+    assert dict(entry.annotations) == {
+        "title": "Terminal command",
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": False,
+        "openWorldHint": True,
+    }

@@ -19,6 +19,7 @@ from toolreg.cli import main
 
 PARAMS = {"type": "object", "properties": {}}
 LIST_KEYS = {"name", "toolset", "available", "reason", "owner", "description"}
+LIST_KEYS |= {"annotations", "output_schema"}
 FILE_TOOLS = {"read_file", "write_file", "edit_file", "list_directory", "search_files"}
 
 
@@ -123,6 +124,37 @@ def test_show_human_includes_availability_even_when_unavailable(capsys, host_too
     assert "owner:     host" in out
     assert "available: no (no daemon)" in out
     assert '"name": "cli_probe_fails"' in out
+
+
+def test_list_json_and_show_give_annotations_and_output_schema(capsys, host_tool):
+    output = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    host_tool("cli_counted", lambda args: '{"n": 1}', output_schema=output)
+    code, out, _ = run(capsys, "list", "--json")
+    assert code == 0
+    by_name = {t["name"]: t for t in json.loads(out)}
+    assert by_name["read_file"]["annotations"]["readOnlyHint"] is True
+    assert by_name["terminal"]["annotations"]["destructiveHint"] is True
+    assert by_name["read_file"]["output_schema"] is None
+    assert by_name["cli_counted"]["annotations"] == {}
+    assert by_name["cli_counted"]["output_schema"] == output
+
+    code, out, _ = run(capsys, "show", "read_file")
+    assert code == 0
+    assert "title:     Read file" in out
+    assert "hints:     readOnlyHint=true openWorldHint=false" in out
+    assert "output:" not in out
+    code, out, _ = run(capsys, "show", "cli_counted")
+    assert "hints:     none declared" in out and "title:" not in out
+    assert "output:    structured (outputSchema in the mcp format)" in out
+
+    code, out, _ = run(capsys, "show", "read_file", "--json", "--format", "mcp")
+    assert json.loads(out)["annotations"] == {
+        "title": "Read file",
+        "readOnlyHint": True,
+        "openWorldHint": False,
+    }
+    code, out, _ = run(capsys, "show", "cli_counted", "--json", "--format", "mcp")
+    assert json.loads(out)["outputSchema"] == output
 
 
 def test_show_unknown_tool(capsys):

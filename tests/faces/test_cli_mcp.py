@@ -88,6 +88,9 @@ def test_list_mcp_connects_then_list_shows_the_last_known_tools(capsys, cache, t
         "; --mcp connects the server"
     )
     assert echo["description"] == live["mcp__cli__echo"]["description"]
+    for key in ("annotations", "output_schema"):
+        assert echo[key] == live["mcp__cli__echo"][key]
+    assert set(echo) == set(live["mcp__cli__echo"]) | {"cached_at"}
     assert echo["cached_at"].endswith("+00:00")
     assert "never listed" not in err
 

@@ -112,9 +112,14 @@ def rename_refs(node: Any, renames: dict[str, str]) -> Any:
 
 
 class SchemaBuilder:
-    """Builds the schemas of one function's parameters, sharing one ``$defs``."""
+    """Builds the schemas of one function's parameters, sharing one ``$defs``.
 
-    def __init__(self) -> None:
+    ``mode="serialization"`` describes values as a function returns them (a
+    pydantic model's computed fields and serializers apply), for output schemas.
+    """
+
+    def __init__(self, mode: Literal["validation", "serialization"] = "validation") -> None:
+        self.mode = mode
         self.defs: dict[str, Schema] = {}
         self._names: dict[Any, str] = {}
         self._clashes: set[str] = set()
@@ -240,7 +245,7 @@ class SchemaBuilder:
         name = self._names.get(cls)
         if name is not None:
             return {"$ref": REF_PREFIX + name}
-        schema = cls.model_json_schema(ref_template=REF_PREFIX + "{model}")  # type: ignore[attr-defined]
+        schema = cls.model_json_schema(**self._pydantic_options())  # type: ignore[attr-defined]
         if "$ref" not in schema:  # a recursive model is already a $ref into its $defs
             schema = {"$defs": {**schema.pop("$defs", {}), cls.__name__: schema}}
             schema["$ref"] = REF_PREFIX + cls.__name__
@@ -251,9 +256,13 @@ class SchemaBuilder:
     def _adopt_pydantic(self, tp: Any) -> Schema:
         from pydantic import TypeAdapter  # the type is pydantic's, so pydantic is installed
 
-        return self._adopt_pydantic_schema(
-            TypeAdapter(tp).json_schema(ref_template=REF_PREFIX + "{model}")
-        )
+        return self._adopt_pydantic_schema(TypeAdapter(tp).json_schema(**self._pydantic_options()))
+
+    def _pydantic_options(self) -> dict[str, Any]:
+        if self.mode == "validation":
+            return {"ref_template": REF_PREFIX + "{model}"}
+        # Results are encoded with model_dump(mode="json"): field names, not aliases.
+        return {"ref_template": REF_PREFIX + "{model}", "mode": self.mode, "by_alias": False}
 
     def _adopt_pydantic_schema(self, schema: Schema) -> Schema:
         """Move a pydantic schema's ``$defs`` into ours, renaming any that clash."""

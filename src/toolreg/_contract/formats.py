@@ -1,9 +1,11 @@
 """Provider shapes for a tool definition.
 
 Each formatter takes the tool's name, description and JSON-Schema parameters
-and returns the provider's definition, frozen (:mod:`.frozen`): read-only JSON
-types that share no dict or list with its input, which it never mutates. The
-registry hands that one object to every caller, so building it is the only copy.
+(and optionally its entry, for what only some shapes carry: MCP's
+``annotations`` and ``outputSchema``) and returns the provider's definition,
+frozen (:mod:`.frozen`): read-only JSON types that share no dict or list with
+its input, which it never mutates. The registry hands that one object to every
+caller, so building it is the only copy.
 
 A provider whose name rules are narrower than the registry's (1-128 of
 letters, digits, ``_ . -``) gets a ValueError naming the tool and the rule;
@@ -13,13 +15,25 @@ the pages they come from are in docs/formats.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .frozen import FrozenDict, freeze
 from .names import ANTHROPIC_NAME, GEMINI_NAME, MCP_NAME, OPENAI_NAME, NameRule
 
-Formatter = Callable[[str, str, dict[str, Any]], dict[str, Any]]
+if TYPE_CHECKING:
+    from .entry import ToolEntry
+
+
+class Formatter(Protocol):
+    """``(name, description, parameters, entry=None)`` -> the provider's definition."""
+
+    def __call__(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        entry: ToolEntry | None = None,
+    ) -> dict[str, Any]: ...
 
 
 def _check(name: str, parameters: dict[str, Any], rule: NameRule, provider: str) -> None:
@@ -47,7 +61,9 @@ def _frozen(name: str, definition: dict[str, Any]) -> FrozenDict:
         raise ValueError(f"Tool {name!r}: its definition is not JSON: {exc}") from None
 
 
-def _openai(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+def _openai(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
     _check(name, parameters, OPENAI_NAME, "OpenAI")
     return _frozen(
         name,
@@ -62,7 +78,9 @@ def _openai(name: str, description: str, parameters: dict[str, Any]) -> dict[str
     )
 
 
-def _openai_responses(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+def _openai_responses(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
     _check(name, parameters, OPENAI_NAME, "OpenAI")
     return _frozen(
         name,
@@ -79,14 +97,18 @@ def _openai_responses(name: str, description: str, parameters: dict[str, Any]) -
     )
 
 
-def _anthropic(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+def _anthropic(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
     _check(name, parameters, ANTHROPIC_NAME, "Anthropic")
     return _frozen(
         name, {"name": name, "description": description, "input_schema": _object_schema(parameters)}
     )
 
 
-def _gemini(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+def _gemini(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
     from .gemini_schema import to_gemini_schema  # loaded only by hosts that ask for Gemini
 
     _check(name, parameters, GEMINI_NAME, "Gemini")
@@ -99,11 +121,21 @@ def _gemini(name: str, description: str, parameters: dict[str, Any]) -> dict[str
     return _frozen(name, declaration)
 
 
-def _mcp(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+def _mcp(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
     _check(name, parameters, MCP_NAME, "MCP")
-    return _frozen(
-        name, {"name": name, "description": description, "inputSchema": _object_schema(parameters)}
-    )
+    definition = {
+        "name": name,
+        "description": description,
+        "inputSchema": _object_schema(parameters),
+    }
+    if entry is not None:
+        if entry.annotations:
+            definition["annotations"] = dict(entry.annotations)
+        if entry.output_schema is not None:
+            definition["outputSchema"] = entry.output_schema  # frozen below, which copies it
+    return _frozen(name, definition)
 
 
 FORMATS: dict[str, Formatter] = {

@@ -92,8 +92,10 @@ def resolve_pointer(root: dict[str, Any], ref: str) -> Any:
     return node
 
 
-def check_validatable(name: str, parameters: dict[str, Any]) -> None:
-    """Raise ValueError, naming the tool, for parameters dispatch could not validate."""
+def check_validatable(
+    name: str, parameters: dict[str, Any], what: str = "schema 'parameters'"
+) -> None:
+    """Raise ValueError, naming the tool, for a schema (``what``) that could not be validated."""
     # Iterative, so that a schema nested 100,000 deep is refused, not a RecursionError.
     same_value: dict[int, list[dict[str, Any]]] = {}
     deepest: dict[int, int] = {}
@@ -104,7 +106,7 @@ def check_validatable(name: str, parameters: dict[str, Any]) -> None:
             continue  # booleans and malformed parts are the validator's own concern
         if depth > MAX_SCHEMA_DEPTH:
             raise ValueError(
-                f"Tool {name!r}: schema 'parameters' is nested too deeply at {where} "
+                f"Tool {name!r}: {what} is nested too deeply at {where} "
                 f"(more than {MAX_SCHEMA_DEPTH} levels)"
             )
         first_visit = id(schema) not in deepest
@@ -120,36 +122,34 @@ def check_validatable(name: str, parameters: dict[str, Any]) -> None:
         if not first_visit:
             continue
         if "$ref" in schema:
-            target = _ref_target(name, parameters, schema["$ref"], where)
+            target = _ref_target(name, parameters, schema["$ref"], where, what)
             targets.append(target)
             # The validator compiles a ref's target on its own: walk it from there.
             stack.append((target, schema["$ref"], 0))
         if targets:
             same_value[id(schema)] = targets
-    _refuse_loops(name, same_value)
+    _refuse_loops(name, same_value, what)
 
 
-def _ref_target(name: str, root: dict[str, Any], ref: Any, where: str) -> dict[str, Any]:
+def _ref_target(name: str, root: dict[str, Any], ref: Any, where: str, what: str) -> dict[str, Any]:
     if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
         raise ValueError(
-            f"Tool {name!r}: schema 'parameters' has $ref {ref!r} at {where}; only local "
+            f"Tool {name!r}: {what} has $ref {ref!r} at {where}; only local "
             "references ('#' or '#/...') are allowed, schemas are never fetched"
         )
     target = resolve_pointer(root, ref)
     if target is None:
         raise ValueError(
-            f"Tool {name!r}: schema 'parameters' has $ref {ref!r} at {where}, "
-            "which names nothing in the schema"
+            f"Tool {name!r}: {what} has $ref {ref!r} at {where}, which names nothing in the schema"
         )
     if not isinstance(target, dict):
         raise ValueError(
-            f"Tool {name!r}: schema 'parameters' has $ref {ref!r} at {where}, "
-            "which does not name a schema"
+            f"Tool {name!r}: {what} has $ref {ref!r} at {where}, which does not name a schema"
         )
     return target
 
 
-def _refuse_loops(name: str, same_value: dict[int, list[dict[str, Any]]]) -> None:
+def _refuse_loops(name: str, same_value: dict[int, list[dict[str, Any]]], what: str) -> None:
     """A cycle of same-value steps means validating any call never ends."""
     done: set[int] = set()
     for start in same_value:
@@ -169,7 +169,7 @@ def _refuse_loops(name: str, same_value: dict[int, list[dict[str, Any]]]) -> Non
             key = id(nxt)
             if key in open_:
                 raise ValueError(
-                    f"Tool {name!r}: schema 'parameters' has a $ref loop that never reaches "
+                    f"Tool {name!r}: {what} has a $ref loop that never reaches "
                     "the arguments (a schema that refers to itself), so no call could be checked"
                 )
             if key not in done:

@@ -14,6 +14,7 @@ with a time budget, and it may not point at documents outside itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -56,23 +57,10 @@ def compile_checker(entry: ToolEntry) -> Checker | None:
     import fastjsonschema  # compiled on first use: a registry that never validates skips it
 
     invalid = fastjsonschema.JsonSchemaValueException
-    try:
-        # Checked at registration too; again here because the registry keeps the
-        # caller's dict, and a remote $ref would be fetched by the compiler.
-        check_validatable(entry.name, schema)
-        _refuse_outside_refs(schema)
-        _probe_compile_time_matches(schema)
-        # use_default=False: validation must never write defaults into the
-        # caller's dict behind its back.
-        validate = fastjsonschema.compile(schema, use_default=False)
-        bounded = _bound_patterns(validate, schema)
-    except Exception as exc:  # a schema fastjsonschema cannot handle: do not block calls
-        logger.warning(
-            "Tool %s: arguments will not be validated, its schema does not compile: %s",
-            entry.name,
-            exc,
-        )
+    compiled = _compiled(entry.name, schema, "arguments")
+    if compiled is None:
         return None
+    validate, bounded = compiled
     name = entry.name
 
     def check(args: Any) -> str | None:
@@ -110,6 +98,63 @@ def compile_checker(entry: ToolEntry) -> Checker | None:
             )
 
     return check_within_budget
+
+
+def _compiled(
+    name: str, schema: dict[str, Any], what: str, **options: Any
+) -> tuple[Callable[[Any], Any], bool] | None:
+    """(validate, has bounded patterns) for ``schema``; None, logged, if it cannot compile."""
+    import fastjsonschema
+
+    try:
+        # Checked at registration too; again here because the registry keeps the
+        # caller's dict, and a remote $ref would be fetched by the compiler.
+        check_validatable(name, schema)
+        _refuse_outside_refs(schema)
+        _probe_compile_time_matches(schema)
+        # use_default=False: validation must never write defaults into the
+        # caller's dict behind its back.
+        validate = fastjsonschema.compile(schema, use_default=False, **options)
+        return validate, _bound_patterns(validate, schema)
+    except Exception as exc:  # a schema fastjsonschema cannot handle: do not block calls
+        logger.warning(
+            "Tool %s: %s will not be validated, its schema does not compile: %s", name, what, exc
+        )
+        return None
+
+
+#: None when a structured result matches the output schema, else what is wrong with it.
+ResultChecker = Callable[[Any], "str | None"]
+
+
+def compile_result_checker(name: str, schema: dict[str, Any]) -> ResultChecker | None:
+    """A checker for a tool's structured results; None if its output schema cannot compile.
+
+    Like MCP clients, it reads ``format`` as a note, not a rule.
+    """
+    compiled = _compiled(name, schema, "structured results", use_formats=False)
+    if compiled is None:
+        return None
+    validate, bounded = compiled
+    from fastjsonschema import JsonSchemaValueException  # loaded by _compiled already
+
+    def check(value: Any) -> str | None:
+        try:
+            with time_budget(REGEX_SECONDS) if bounded else contextlib.nullcontext():
+                validate(value)
+            return None
+        except JsonSchemaValueException as exc:
+            path = _field_path(exc.path or [])
+            where = f"field {path!r}" if path else "the result"
+            return f"{where} {_detail(exc)} (JSON Schema rule {exc.rule!r})"
+        except RegexTimeout as exc:
+            return f"checking it against the pattern {exc.pattern!r} took over {exc.seconds:g} s"
+        except RecursionError:
+            return "it is nested too deeply to check"
+        except Exception as exc:
+            return f"it could not be checked ({describe_exception(exc)})"
+
+    return check
 
 
 def _subschemas(node: Any) -> Iterator[dict[str, Any]]:

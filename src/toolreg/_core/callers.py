@@ -32,6 +32,10 @@ from .ownership import (
 
 logger = logging.getLogger("toolreg.registry")
 
+_HOST = Owner(HOST_LABEL)
+_BUILTIN = Owner(BUILTIN_LABEL)
+_OWNERS_LIMIT = 1024
+
 #: Returns the listener to tell of a refusal, or None once it is gone (a weak reference).
 RefusalListener = Callable[[], Callable[[Decision], None] | None]
 
@@ -53,6 +57,7 @@ class Callers:
         #: Told of every refusal, so a plugin report can show ones that come
         #: after loading (a hook's, at call time). Weak: a host may be dropped.
         self.refusal_listener: RefusalListener | None = None
+        self._owners: dict[tuple[str, PluginPolicy | None], Owner] = {}
 
     def bind(
         self,
@@ -131,11 +136,21 @@ class Callers:
         plugins = self.policies.involved(stack + origins) if self.policies else []
         acting = getattr(self._acting, "policy", None)
         if acting is not None:
-            return Owner(acting.plugin_id, acting), [acting, *plugins]
+            return self._owner(acting.plugin_id, acting), [acting, *plugins]
         if plugins:
-            return Owner(plugins[0].plugin_id, plugins[0]), plugins
+            return self._owner(plugins[0].plugin_id, plugins[0]), plugins
         if is_mcp(toolset):
-            return Owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX)), []
+            return self._owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX), None), []
         if is_builtin(origins) or is_builtin(stack):
-            return Owner(BUILTIN_LABEL), []
-        return Owner(HOST_LABEL), []
+            return _BUILTIN, []
+        return _HOST, []
+
+    def _owner(self, label: str, policy: PluginPolicy | None) -> Owner:
+        """One Owner per (label, policy), shared by all its tools: the table keeps one per tool."""
+        key = (label, policy)
+        owner = self._owners.get(key)
+        if owner is None:
+            if len(self._owners) >= _OWNERS_LIMIT:
+                self._owners.clear()
+            owner = self._owners[key] = Owner(label, policy)
+        return owner

@@ -31,6 +31,8 @@ from .table import ToolTable
 
 logger = logging.getLogger("toolreg.definitions")
 
+#: Names written since the last read beyond which the lists are walked again, not patched.
+_PATCH_LIMIT = 256
 _MEMO_LIMIT = 256
 
 _MemoKey = tuple[Any, str, int]
@@ -72,7 +74,7 @@ def _static_definition(entry: ToolEntry, formatter: Formatter) -> FrozenDict:
     # The schema's description is written for the model; ``description=`` is
     # the short line people see in listings, and stands in only when it is missing.
     description = entry.schema.get("description") or entry.description or ""
-    return formatter(entry.name, description, parameters_of(entry.schema))
+    return formatter(entry.name, description, parameters_of(entry.schema), entry)
 
 
 def _dynamic_definition(entry: ToolEntry, formatter: Formatter, static: Built) -> dict[str, Any]:
@@ -97,7 +99,7 @@ def _dynamic_definition(entry: ToolEntry, formatter: Formatter, static: Built) -
         return thaw(static.definition)
     merged = {**entry.schema, **overrides}
     description = merged.get("description") or entry.description or ""
-    return thaw(formatter(entry.name, description, parameters_of(merged)))
+    return thaw(formatter(entry.name, description, parameters_of(merged), entry))
 
 
 def _listed(memo: _Memo, format: str) -> list[dict[str, Any]]:
@@ -142,6 +144,10 @@ class Definitions:
                     cache.pop(name, None)
             self._memo.clear()  # every memo is of an older generation now
             self._changed.update(names)
+            if len(self._changed) > _PATCH_LIMIT:
+                # Past this, walking the table beats patching, and the set stays small.
+                self._changed.clear()
+                self._layouts.clear()
 
     def _patch_layouts(self) -> None:
         """Bring the kept layouts up to the table for what changed since; caller holds the lock.

@@ -12,9 +12,10 @@ order of base classes.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .._contract.entry import (
@@ -55,6 +56,7 @@ class ToolRegistry:
         # The two calls a host makes every turn are the parts' own bound
         # methods: no registry frame between the caller and the work.
         self.dispatch = self._dispatcher.dispatch  # type: ignore[method-assign]
+        self.adispatch = self._dispatcher.adispatch  # type: ignore[method-assign]
         self.get_entry = self._table.live.get  # type: ignore[method-assign]
 
     def _table_changed(self, names: Iterable[str]) -> None:
@@ -153,14 +155,19 @@ class ToolRegistry:
         *,
         validate: bool = True,
         timeout: float | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> ToolEntry | None:
         """Register a tool; returns the new entry, or None when rejected.
 
-        Raises ValueError for a malformed name or schema and PermissionError for
-        a plugin override the operator has not allowed.
+        Raises ValueError for a malformed name, schema, ``annotations`` (MCP's
+        hints) or ``output_schema``, and PermissionError for a plugin override
+        the operator has not allowed.
         """
         check_registration(name, toolset, schema, handler)
         check_result_limit(name, max_result_size_chars)
+        # Tools of one toolset share one string, however each call spelt it.
+        toolset = sys.intern(str.__str__(toolset))
         options = make_options(name, validate, timeout)
         entry = ToolEntry(
             name=name,
@@ -174,6 +181,8 @@ class ToolRegistry:
             emoji=emoji,
             max_result_size_chars=max_result_size_chars,
             dynamic_schema_overrides=dynamic_schema_overrides,
+            annotations=annotations,
+            output_schema=output_schema,
         )
         return self._table.add(entry, options, override)
 
@@ -288,11 +297,16 @@ class ToolRegistry:
         """
         return self._dispatcher.dispatch(name, args, **kwargs)
 
-    async def adispatch(
+    def adispatch(
         self, name: str, args: dict[str, Any], /, **kwargs: Any
-    ) -> str | dict[str, Any]:
-        """The async twin of ``dispatch``: sync handlers run in a worker thread."""
-        return await self._dispatcher.adispatch(name, args, **kwargs)
+    ) -> Coroutine[Any, Any, str | dict[str, Any]]:
+        """The async twin of ``dispatch``: sync handlers run in a worker thread.
+
+        The dispatcher's own coroutine, not one wrapped around it: wrapped in a
+        second coroutine, a handler's GeneratorExit escaped ``adispatch``
+        (``tests/_core/test_dispatch_properties.py`` found it).
+        """
+        return self._dispatcher.adispatch(name, args, **kwargs)
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""

@@ -36,7 +36,8 @@ class TableState:
         self.owned: dict[str, Owner] = {}
         #: name -> dispatch options, for the few tools whose options are not the default.
         self.options: dict[str, ToolOptions] = {}
-        self.toolsets: dict[str, set[str]] = {}
+        #: toolset -> its names (a dict used as an ordered set: half a set's memory).
+        self.toolsets: dict[str, dict[str, None]] = {}
         self.aliases: dict[str, str] = {}
         self.generation = 0
         self._snapshot: tuple[int, dict[str, ToolEntry]] = (0, {})
@@ -91,9 +92,9 @@ class TableState:
         self.live[name] = entry
         members = self.toolsets.get(entry.toolset)
         if members is None:
-            self.toolsets[entry.toolset] = {name}
+            self.toolsets[entry.toolset] = {name: None}
         else:
-            members.add(name)
+            members[name] = None
         self.generation += 1
         before = old_owner.label if old_owner is not None else None
         self._log.record(verb, entry, owner.label, "", old, before, self.generation)
@@ -115,7 +116,7 @@ class TableState:
         members = self.toolsets.get(toolset)
         if members is None:
             return
-        members.discard(name)
+        members.pop(name, None)
         if not members:
             del self.toolsets[toolset]
             if toolset in self.aliases.values():
@@ -169,11 +170,11 @@ class TableState:
             decisions.append((verb, entry, owner, old, old_owner))
         toolsets = self.toolsets.copy()
         for toolset in gone.keys() | came.keys():
-            names = (toolsets.get(toolset, set()) - gone.get(toolset, set())) | came.get(
+            names = (toolsets.get(toolset, {}).keys() - gone.get(toolset, set())) | came.get(
                 toolset, set()
             )
             if names:
-                toolsets[toolset] = names
+                toolsets[toolset] = dict.fromkeys(names)
             else:
                 toolsets.pop(toolset, None)
         if self.aliases and any(toolset not in toolsets for toolset in gone):

@@ -128,6 +128,8 @@ class IsolatedLink(ServerLink):
                 description=tool.description,
                 override=tool.override,
                 validate=False,  # the pack's process validates, with the pack's own options
+                annotations=tool.annotations or None,
+                output_schema=tool.output_schema,
             )
         except PermissionError:
             return False  # logged and recorded by the table

@@ -42,6 +42,7 @@ from .._contract.version import __version__
 from .._core.call_outcomes import unknown
 from .._core.registry import ToolRegistry
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
+from .convert import KEEP_STRUCTURED
 from .event_store import MemoryEventStore, resumable
 from .server_calls import (
     CallLimits,
@@ -51,7 +52,7 @@ from .server_calls import (
 )
 from .server_http import http_app
 from .server_log import ServeLogs, relaying
-from .server_results import call_result
+from .server_results import StructuredResults
 
 logger = logging.getLogger("toolreg.serve")
 
@@ -128,6 +129,7 @@ class ToolServer:
             self.server.add_notification_handler(
                 "notifications/initialized", types.NotificationParams, self._follow_changes
             )
+        self.results = StructuredResults()
         self._names_memo: tuple[int, frozenset[str] | None] = (-1, None)
         #: (definitions JSON, the SDK ``Tool`` models made from it) last listed.
         self._listed: tuple[str, list[types.Tool]] = ("", [])
@@ -186,7 +188,11 @@ class ToolServer:
         if not self.is_offered(name):
             # The registry's own wording: a tool outside the set does not exist here.
             return unknown(name)
-        return self.registry.dispatch(name, arguments)
+        keep = KEEP_STRUCTURED.set(True)  # a proxied MCP tool's structuredContent comes along
+        try:
+            return self.registry.dispatch(name, arguments)
+        finally:
+            KEEP_STRUCTURED.reset(keep)
 
     # -- MCP handlers -----------------------------------------------------------------
 
@@ -221,7 +227,7 @@ class ToolServer:
             # MCP lists a call to a tool the server does not have among the protocol
             # errors; the model cannot fix that one by changing the arguments.
             raise MCPError(types.INVALID_PARAMS, json.loads(result)["error"])
-        return call_result(result)
+        return self.results.call_result(self.registry.get_entry(params.name), result)
 
     def _resumable(self, request: Any) -> bool:
         return not self.stateless and resumable(request)

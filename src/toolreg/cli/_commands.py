@@ -123,6 +123,9 @@ def _tool_record(name: str) -> dict[str, Any]:
         "reason": None if available else reason,
         "owner": registry.get_owner(name),
         "description": entry.description if entry else "",
+        # MCP's hints ({} when the tool declares none) and the schema of its structured result.
+        "annotations": dict(entry.annotations) if entry else {},
+        "output_schema": entry.output_schema if entry else None,
     }
 
 
@@ -189,6 +192,8 @@ def _cached_record(cached: ToolRegistry, name: str, known: dict[str, KnownTools]
         "reason": f"cached, from {listing.when}; --mcp connects the server",
         "owner": cached.get_owner(name),
         "description": entry.description,
+        "annotations": dict(entry.annotations),
+        "output_schema": entry.output_schema,
         "cached_at": datetime.fromtimestamp(listing.at, timezone.utc).isoformat(),
     }
 
@@ -253,6 +258,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     )
     owner = source.get_owner(args.name)
     print(_render.tool_summary(entry.name, entry.toolset, owner, available, reason))
+    print(_render.tool_hints(entry.annotations, entry.output_schema is not None))
     print(f"definition ({args.format}):")
     print(_render.to_json(definition))
     return EXIT_OK

@@ -3,7 +3,8 @@
 Starting a server runs a program and may take seconds; ``list`` and ``show``
 only start them with ``--mcp``. Whenever a command has connected the servers,
 each connected server's tools (name, description, input schema) are written to
-``mcp-tools-v1.json`` in the cache folder, with the time. Without ``--mcp``,
+``mcp-tools-v1.json`` in the cache folder, with the time (and their annotations
+and output schemas). Without ``--mcp``,
 ``list`` and ``show`` read it back and mark those tools as cached.
 
 The file goes through the discovery caches' rules (:mod:`toolreg._discovery.cache_files`):
@@ -86,9 +87,14 @@ def remember(config: Config, registry: ToolRegistry, statuses: list[dict[str, An
         for tool in registry.get_tool_names_for_toolset(toolset_name(name)):
             entry = registry.get_entry(tool)
             if entry is not None:
-                parameters = entry.schema.get("parameters", {})
                 tools.append(
-                    {"name": tool, "description": entry.description, "parameters": parameters}
+                    {
+                        "name": tool,
+                        "description": entry.description,
+                        "parameters": entry.schema.get("parameters", {}),
+                        "annotations": dict(entry.annotations),
+                        "output_schema": entry.output_schema,
+                    }
                 )
         servers[name] = {"key": server_key(server), "at": now, "tools": tools}
     write_json_atomic(path, {"servers": servers}, what=_WHAT)
@@ -133,9 +139,18 @@ def cached_registry(known: Mapping[str, KnownTools]) -> ToolRegistry:
             if not isinstance(description, str) or not isinstance(parameters, dict):
                 continue
             schema = {"name": name, "description": description, "parameters": parameters}
+            # Checked like an upstream server's: a bad value drops the tool.
+            annotations, output_schema = tool.get("annotations") or {}, tool.get("output_schema")
             try:
-                registry.register(name, toolset_name(server), schema, _never)
-            except (ValueError, PermissionError) as exc:
+                registry.register(
+                    name,
+                    toolset_name(server),
+                    schema,
+                    _never,
+                    annotations=annotations,
+                    output_schema=output_schema,
+                )
+            except (TypeError, ValueError, PermissionError) as exc:
                 log.debug("Ignoring cached MCP tool %r: %s", name, exc)
         if registry.get_tool_names_for_toolset(toolset_name(server)):
             # As when connected: the server's name is its toolset's alias.

@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 
@@ -116,6 +116,17 @@ def tool_summary(name: str, toolset: str, owner: str | None, available: bool, re
             f"available: {status}",
         ]
     )
+
+
+def tool_hints(annotations: Mapping[str, Any], structured: bool) -> str:
+    """``show``'s lines for MCP's annotations and a structured result, below the summary."""
+    title = annotations.get("title")
+    hints = [f"{key}={json.dumps(value)}" for key, value in annotations.items() if key != "title"]
+    lines = [f"title:     {title}"] if title is not None else []
+    lines.append(f"hints:     {' '.join(hints) or 'none declared'}")
+    if structured:
+        lines.append("output:    structured (outputSchema in the mcp format)")
+    return "\n".join(lines)
 
 
 def doctor_report(report: dict[str, Any], width: int | None = None) -> str:
