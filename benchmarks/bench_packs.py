@@ -24,16 +24,15 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
-import platform
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from harness import Result, print_table, run_case, time_calls, time_statements, write_json
+from harness import Result, finish, run_case, time_calls, time_statements
 
 from toolreg._discovery.entrypoints import CACHE_FILE_NAME, GROUP, find_packs
 
@@ -179,18 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         run_case(results, "subprocess", lambda: bench_subprocess(site, root, cfg))
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print_table(results)
-    if args.json:
-        meta = {
-            "python": sys.version,
-            "platform": platform.platform(),
-            "packs": PACKS,
-            "other_dists": OTHERS,
-            "config": asdict(cfg),
-            "quick": args.quick,
-            "elapsed_s": round(time.perf_counter() - started, 2),
-        }
-        write_json(args.json, results, meta)
+    finish(results, args.json, cfg, args.quick, started, packs=PACKS, other_dists=OTHERS)
     return 0
 
 
