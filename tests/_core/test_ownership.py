@@ -439,3 +439,20 @@ def test_a_pack_whose_code_ran_before_it_could_be_found_is_found_at_the_next_bin
     finally:
         sys.path.remove(str(hidden.parent))
     assert reg.get_owner("found") == "toolreg-hidden"
+
+
+@pytest.mark.parametrize("module", [5, None, "builtin_tools.fake"])
+def test_a_plain_functions_module_is_only_a_hint(reg, pack, module):
+    # Plain functions take a shortcut through the unwrapping; what they claim
+    # as __module__ (even a non-string) changes nothing about whose file it is.
+    reg.register_plugin_override_policy("acme_pack", False, plugin_id="toolreg-acme")
+    pack.handler.__module__ = module
+    reg.register("from_host", "t", {}, pack.handler)
+    assert reg.get_owner("from_host") == "toolreg-acme"
+
+    def host_handler(args):
+        return "host"
+
+    host_handler.__module__ = module
+    reg.register("host_tool", "t", {}, host_handler)
+    assert reg.get_owner("host_tool") == ("builtin" if module == "builtin_tools.fake" else "host")

@@ -117,7 +117,8 @@ def handler_origins(handler: Callable[..., Any]) -> Iterator[tuple[str | None, s
     if type(handler) is FunctionType and not handler.__dict__:
         # A plain function with no attributes set has no layer below it
         # (``func``, ``__func__`` and ``__wrapped__`` would be in its __dict__).
-        yield handler.__module__, handler.__code__.co_filename
+        module = handler.__module__
+        yield (module if isinstance(module, str) else None), handler.__code__.co_filename
         return
     seen: set[int] = set()
     pending: list[Any] = [handler]
