@@ -38,7 +38,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from harness import Result, finish, run_case
+from harness import Result, report, run_case
 
 PACKS, TOOLS_PER_PACK = 50, 5
 GROUP = "toolreg.tools"
@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
             print(run_child(site, root, config, "toolreg-profile").stderr)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    finish(results, args.json, cfg, args.quick, started, packs=PACKS, tools_per_pack=TOOLS_PER_PACK)
+    report(results, args, cfg, started)
     return 0
 
 

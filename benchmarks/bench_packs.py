@@ -24,15 +24,16 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import platform
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
-from harness import Result, finish, run_case, time_calls, time_statements
+from harness import Result, print_table, run_case, time_calls, time_statements, write_json
 
 from toolreg._discovery.entrypoints import CACHE_FILE_NAME, GROUP, find_packs
 
@@ -178,7 +179,18 @@ def main(argv: list[str] | None = None) -> int:
         run_case(results, "subprocess", lambda: bench_subprocess(site, root, cfg))
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    finish(results, args.json, cfg, args.quick, started, packs=PACKS, other_dists=OTHERS)
+    print_table(results)
+    if args.json:
+        meta = {
+            "python": sys.version,
+            "platform": platform.platform(),
+            "packs": PACKS,
+            "other_dists": OTHERS,
+            "config": asdict(cfg),
+            "quick": args.quick,
+            "elapsed_s": round(time.perf_counter() - started, 2),
+        }
+        write_json(args.json, results, meta)
     return 0
 
 

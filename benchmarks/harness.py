@@ -2,7 +2,7 @@
 
 Timing (``time_statements``, ``time_calls``, ``versus_floor``), the row they
 produce (``Result``, with its ratio against a same-run floor and its verdict)
-and the report (``print_table``, ``write_json``, ``finish``, ``run_case``). Run sizes come
+and the report (``print_table``, ``write_json``, ``run_case``). Run sizes come
 in a ``Config``: ``FULL`` for a measurement, ``QUICK`` for a smoke run. See
 benchmarks/README.md.
 """
@@ -185,18 +185,6 @@ def write_json(path: str, results: list[Result], meta: dict[str, Any]) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(payload, f, indent=2, ensure_ascii=False)
         f.write("\n")
-
-
-def finish(
-    results: list[Result], json_path: str | None, cfg: Any, quick: bool, started: float, **meta: Any
-) -> None:
-    """Print the table; with ``--json``, also write it with the run's facts and ``meta``."""
-    print_table(results)
-    if json_path:
-        facts = {"python": sys.version, "platform": platform.platform(), **meta}
-        facts.update(config=asdict(cfg), quick=quick)
-        facts["elapsed_s"] = round(time.perf_counter() - started, 2)
-        write_json(json_path, results, facts)
 
 
 def run_case(results: list[Result], name: str, fn: Callable[[], list[Result]]) -> None:
