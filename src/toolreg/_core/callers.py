@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NoReturn
@@ -25,9 +26,9 @@ from .ownership import (
     Owner,
     PluginPolicy,
     PolicyBook,
-    caller_origins,
     handler_origins,
     is_builtin,
+    stack_modules,
 )
 
 logger = logging.getLogger("toolreg.registry")
@@ -98,7 +99,7 @@ class Callers:
         The whole stack, toolreg's own frames included: they belong to no plugin.
         """
         acting = getattr(self._acting, "policy", None)
-        callers = self.policies.involved(list(caller_origins(1))) if self.policies else []
+        callers = self.policies.involved(sys._getframe(0)) if self.policies else []
         if acting is not None and acting not in callers:
             callers.append(acting)
         return callers
@@ -132,8 +133,8 @@ class Callers:
     ) -> tuple[Owner, list[PluginPolicy]]:
         """Work out who is registering, from the handler's code and the stack."""
         origins = list(handler_origins(handler))
-        stack = list(caller_origins(depth + 1))
-        plugins = self.policies.involved(stack + origins) if self.policies else []
+        stack = sys._getframe(depth)
+        plugins = self.policies.involved(stack, origins) if self.policies else []
         acting = getattr(self._acting, "policy", None)
         if acting is not None:
             return self._owner(acting.plugin_id, acting), [acting, *plugins]
@@ -141,7 +142,7 @@ class Callers:
             return self._owner(plugins[0].plugin_id, plugins[0]), plugins
         if is_mcp(toolset):
             return self._owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX), None), []
-        if is_builtin(origins) or is_builtin(stack):
+        if is_builtin(module for module, _ in origins) or is_builtin(stack_modules(stack)):
             return _BUILTIN, []
         return _HOST, []
 

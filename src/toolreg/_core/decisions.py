@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import deque
@@ -75,7 +76,14 @@ class DecisionLog:
 
     def snapshot(self, since: int = 0) -> list[Decision]:
         with self._lock:
-            items = [i for i in self._items if (i.seq if type(i) is Decision else i[0]) > since]
+            # Newest last and seq increasing: read back only as far as ``since``.
+            items = list(
+                itertools.takewhile(
+                    lambda i: (i.seq if type(i) is Decision else i[0]) > since,
+                    reversed(self._items),
+                )
+            )
+        items.reverse()
         return [item if type(item) is Decision else _decision(item) for item in items]
 
 
