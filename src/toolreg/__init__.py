@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ._core.dispatch import DispatchHooks
     from ._core.ownership import PluginPolicy
     from ._core.registry import ToolRegistry, registry
+    from ._core.strict_tools import strict_arguments, strict_refusals
     from ._core.workers import worker_stats
     from ._discovery.builtins import discover_builtin_tools, get_discovery_failures
     from ._discovery.cache_files import get_cache_problems
@@ -68,6 +69,8 @@ _SOURCES = {
     "registry": "._core.registry",
     "reload_plugins": "._loaders.api",
     "start_mcp": "._mcp.api",
+    "strict_arguments": "._core.strict_tools",
+    "strict_refusals": "._core.strict_tools",
     "stop_mcp": "._mcp.api",
     "tool": "._authoring.decorator",
     "tool_error": "._contract.results",
@@ -112,6 +115,8 @@ __all__ = [
     "reload_plugins",
     "start_mcp",
     "stop_mcp",
+    "strict_arguments",
+    "strict_refusals",
     "tool",
     "tool_error",
     "tool_result",

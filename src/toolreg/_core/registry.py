@@ -308,28 +308,42 @@ class ToolRegistry:
 
     # -- definitions ------------------------------------------------------------
 
-    def get_definition(self, name: str, *, format: str = "openai") -> dict[str, Any] | None:
+    def get_definition(
+        self, name: str, *, format: str = "openai", strict: bool = False
+    ) -> dict[str, Any] | None:
         """One tool's definition, available or not; None for an unknown tool.
 
-        Shared and read-only, like ``get_definitions``'.
+        Shared and read-only, like ``get_definitions``'. With ``strict=True``
+        (``openai``, ``openai-responses``) a tool strict mode cannot hold raises
+        ValueError with the reason.
         """
-        return self._definitions.get_definition(name, format=format)
+        return self._definitions.get_definition(name, format=format, strict=strict)
 
     def get_definitions(
-        self, tool_names: Iterable[str] | None = None, *, format: str = "openai"
+        self,
+        tool_names: Iterable[str] | None = None,
+        *,
+        format: str = "openai",
+        strict: bool = False,
     ) -> list[dict[str, Any]]:
         """Definitions of the available tools among ``tool_names`` (all when None), by name.
 
         A fresh list of shared, read-only definitions: change the list freely,
-        but ``copy.deepcopy`` a definition before changing it.
+        but ``copy.deepcopy`` a definition before changing it. ``strict=True``
+        sends OpenAI's strict mode and leaves out, with a warning, the tools it
+        cannot hold (``toolreg.strict_refusals`` lists them).
         """
-        return self._definitions.get_definitions(tool_names, format=format)
+        return self._definitions.get_definitions(tool_names, format=format, strict=strict)
 
     def get_definitions_json(
-        self, tool_names: Iterable[str] | None = None, *, format: str = "openai"
+        self,
+        tool_names: Iterable[str] | None = None,
+        *,
+        format: str = "openai",
+        strict: bool = False,
     ) -> str:
         """``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic."""
-        return self._definitions.get_definitions_json(tool_names, format=format)
+        return self._definitions.get_definitions_json(tool_names, format=format, strict=strict)
 
     # -- availability -------------------------------------------------------
 
