@@ -343,3 +343,29 @@ def conforms(typed_dict: Any, message: dict[str, Any]) -> None:
     validated = _materialise(adapter.validate_python(message))
     assert validated == message
     json.dumps(message)  # plain JSON types only
+
+
+#: A tool schema with what providers differ on: $defs, a nullable union, const, a numeric enum.
+RICH_SCHEMA: dict[str, Any] = {
+    "name": "plot",
+    "description": "Plot a point.",
+    "parameters": {
+        "type": "object",
+        "$defs": {
+            "Point": {
+                "type": "object",
+                "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                "required": ["x", "y"],
+                "additionalProperties": False,
+            }
+        },
+        "properties": {
+            "at": {"$ref": "#/$defs/Point"},
+            "label": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+            "kind": {"const": "scatter"},
+            "size": {"type": "integer", "enum": [1, 2, 4], "description": "Marker size."},
+        },
+        "required": ["at", "kind"],
+        "additionalProperties": False,
+    },
+}

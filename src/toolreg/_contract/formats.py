@@ -136,6 +136,16 @@ def _gemini(name: str, description: str, parameters: dict[str, Any]) -> dict[str
     return _frozen(name, declaration)
 
 
+def _gemini_json_schema(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    _check(name, parameters, GEMINI_NAME, "Gemini")
+    declaration: dict[str, Any] = {"name": name, "description": description}
+    # Left out without properties, as in the gemini format: a function without
+    # parameters leaves them unset.
+    if parameters.get("properties"):
+        declaration["parameters_json_schema"] = parameters
+    return _frozen(name, declaration)
+
+
 def _mcp(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
     _check(name, parameters, MCP_NAME, "MCP")
     return _frozen(
@@ -148,6 +158,7 @@ FORMATS: dict[str, Formatter] = {
     "openai-responses": _openai_responses,
     "anthropic": _anthropic,
     "gemini": _gemini,
+    "gemini-json-schema": _gemini_json_schema,
     "mcp": _mcp,
 }
 
