@@ -15,6 +15,15 @@ from ._contract.version import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._authoring.decorator import tool
+    from ._contract.definition_types import (
+        AnthropicToolDefinition,
+        DefinitionFormat,
+        GeminiFunctionDeclaration,
+        McpToolDefinition,
+        OpenAIFunction,
+        OpenAIResponsesToolDefinition,
+        OpenAIToolDefinition,
+    )
     from ._contract.entry import ToolEntry, ToolOptions
     from ._contract.result_messages import tool_result_message
     from ._contract.results import is_tool_error, tool_error, tool_result
@@ -40,12 +49,19 @@ del TYPE_CHECKING
 
 #: Where each public name is defined, relative to this package.
 _SOURCES = {
+    "AnthropicToolDefinition": "._contract.definition_types",
     "Config": "._policy.config",
     "ConfigError": "._policy.config",
     "Decision": "._core.decisions",
+    "DefinitionFormat": "._contract.definition_types",
     "DispatchHooks": "._core.dispatch",
+    "GeminiFunctionDeclaration": "._contract.definition_types",
     "HookFailure": "._loaders.hook_runner",
     "McpManager": "._mcp.manager",
+    "McpToolDefinition": "._contract.definition_types",
+    "OpenAIFunction": "._contract.definition_types",
+    "OpenAIResponsesToolDefinition": "._contract.definition_types",
+    "OpenAIToolDefinition": "._contract.definition_types",
     "PluginHost": "._loaders.plugins",
     "PluginOutcome": "._loaders.report",
     "PluginPolicy": "._core.ownership",
@@ -69,9 +85,9 @@ _SOURCES = {
     "registry": "._core.registry",
     "reload_plugins": "._loaders.api",
     "start_mcp": "._mcp.api",
+    "stop_mcp": "._mcp.api",
     "strict_arguments": "._core.strict_tools",
     "strict_refusals": "._core.strict_tools",
-    "stop_mcp": "._mcp.api",
     "tool": "._authoring.decorator",
     "tool_error": "._contract.results",
     "tool_result": "._contract.results",
@@ -84,12 +100,19 @@ _SOURCES = {
 _NEEDS_MCP = frozenset({"McpManager", "ReconnectPolicy"})
 
 __all__ = [
+    "AnthropicToolDefinition",
     "Config",
     "ConfigError",
     "Decision",
+    "DefinitionFormat",
     "DispatchHooks",
+    "GeminiFunctionDeclaration",
     "HookFailure",
     "McpManager",
+    "McpToolDefinition",
+    "OpenAIFunction",
+    "OpenAIResponsesToolDefinition",
+    "OpenAIToolDefinition",
     "PluginHost",
     "PluginOutcome",
     "PluginPolicy",

@@ -15,7 +15,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._contract.entry import (
     DEFAULT_OPTIONS,
@@ -35,6 +35,18 @@ from .dispatch import Dispatcher, DispatchHooks
 from .ownership import PluginPolicy
 from .table import ToolTable
 from .toolset_report import toolset_report, toolsets_available
+
+if TYPE_CHECKING:
+    from .._contract.definition_types import (
+        AnthropicToolDefinition,
+        DefinitionFormat,
+        GeminiFunctionDeclaration,
+        McpToolDefinition,
+        OpenAIResponsesToolDefinition,
+        OpenAIToolDefinition,
+    )
+
+    _Gemini = Literal["gemini", "gemini-json-schema"]
 
 
 class ToolRegistry:
@@ -280,7 +292,9 @@ class ToolRegistry:
 
     # -- dispatch -------------------------------------------------------------
 
-    def dispatch(self, name: str, args: dict[str, Any], /, **kwargs: Any) -> str | dict[str, Any]:
+    def dispatch(
+        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
+    ) -> str | dict[str, Any]:
         """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
 
         Dispatch hooks, when a pack installed some, run around every call,
@@ -289,7 +303,7 @@ class ToolRegistry:
         return self._dispatcher.dispatch(name, args, **kwargs)
 
     async def adispatch(
-        self, name: str, args: dict[str, Any], /, **kwargs: Any
+        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
     ) -> str | dict[str, Any]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread."""
         return await self._dispatcher.adispatch(name, args, **kwargs)
@@ -308,9 +322,39 @@ class ToolRegistry:
 
     # -- definitions ------------------------------------------------------------
 
+    @overload
     def get_definition(
-        self, name: str, *, format: str = "openai", strict: bool = False
-    ) -> dict[str, Any] | None:
+        self, name: str, *, format: Literal["openai"] = ..., strict: bool = ...
+    ) -> OpenAIToolDefinition | None: ...
+
+    @overload
+    def get_definition(
+        self, name: str, *, format: Literal["openai-responses"], strict: bool = ...
+    ) -> OpenAIResponsesToolDefinition | None: ...
+
+    @overload
+    def get_definition(
+        self, name: str, *, format: Literal["anthropic"], strict: bool = ...
+    ) -> AnthropicToolDefinition | None: ...
+
+    @overload
+    def get_definition(
+        self, name: str, *, format: _Gemini, strict: bool = ...
+    ) -> GeminiFunctionDeclaration | None: ...
+
+    @overload
+    def get_definition(
+        self, name: str, *, format: Literal["mcp"], strict: bool = ...
+    ) -> McpToolDefinition | None: ...
+
+    @overload
+    def get_definition(
+        self, name: str, *, format: DefinitionFormat, strict: bool = ...
+    ) -> Any | None: ...
+
+    def get_definition(
+        self, name: str, *, format: DefinitionFormat = "openai", strict: bool = False
+    ) -> Any:
         """One tool's definition, available or not; None for an unknown tool.
 
         Shared and read-only, like ``get_definitions``'. With ``strict=True``
@@ -319,13 +363,67 @@ class ToolRegistry:
         """
         return self._definitions.get_definition(name, format=format, strict=strict)
 
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: Literal["openai"] = ...,
+        strict: bool = ...,
+    ) -> list[OpenAIToolDefinition]: ...
+
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: Literal["openai-responses"],
+        strict: bool = ...,
+    ) -> list[OpenAIResponsesToolDefinition]: ...
+
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: Literal["anthropic"],
+        strict: bool = ...,
+    ) -> list[AnthropicToolDefinition]: ...
+
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: _Gemini,
+        strict: bool = ...,
+    ) -> list[GeminiFunctionDeclaration]: ...
+
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: Literal["mcp"],
+        strict: bool = ...,
+    ) -> list[McpToolDefinition]: ...
+
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: DefinitionFormat,
+        strict: bool = ...,
+    ) -> list[Any]: ...
+
     def get_definitions(
         self,
         tool_names: Iterable[str] | None = None,
         *,
-        format: str = "openai",
+        format: DefinitionFormat = "openai",
         strict: bool = False,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Any]:
         """Definitions of the available tools among ``tool_names`` (all when None), by name.
 
         A fresh list of shared, read-only definitions: change the list freely,
@@ -339,7 +437,7 @@ class ToolRegistry:
         self,
         tool_names: Iterable[str] | None = None,
         *,
-        format: str = "openai",
+        format: DefinitionFormat = "openai",
         strict: bool = False,
     ) -> str:
         """``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic."""
