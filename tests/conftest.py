@@ -364,3 +364,29 @@ def host_tool() -> Iterator[Callable[..., Any]]:
     yield add
     for name in names:
         registry.deregister(name)
+
+
+#: A tool schema with what providers differ on: $defs, a nullable union, const, a numeric enum.
+RICH_SCHEMA: dict[str, Any] = {
+    "name": "plot",
+    "description": "Plot a point.",
+    "parameters": {
+        "type": "object",
+        "$defs": {
+            "Point": {
+                "type": "object",
+                "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                "required": ["x", "y"],
+                "additionalProperties": False,
+            }
+        },
+        "properties": {
+            "at": {"$ref": "#/$defs/Point"},
+            "label": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+            "kind": {"const": "scatter"},
+            "size": {"type": "integer", "enum": [1, 2, 4], "description": "Marker size."},
+        },
+        "required": ["at", "kind"],
+        "additionalProperties": False,
+    },
+}

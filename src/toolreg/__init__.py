@@ -15,6 +15,15 @@ from ._contract.version import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._authoring.decorator import tool
+    from ._contract.definition_types import (
+        AnthropicToolDefinition,
+        DefinitionFormat,
+        GeminiFunctionDeclaration,
+        McpToolDefinition,
+        OpenAIFunction,
+        OpenAIResponsesToolDefinition,
+        OpenAIToolDefinition,
+    )
     from ._contract.entry import ToolEntry, ToolOptions
     from ._contract.result_messages import tool_result_message
     from ._contract.results import is_tool_error, tool_error, tool_result
@@ -22,6 +31,7 @@ if TYPE_CHECKING:
     from ._core.dispatch import DispatchHooks
     from ._core.ownership import PluginPolicy
     from ._core.registry import ToolRegistry, registry
+    from ._core.strict_tools import strict_arguments, strict_refusals
     from ._core.workers import worker_stats
     from ._discovery.builtins import discover_builtin_tools, get_discovery_failures
     from ._discovery.cache_files import get_cache_problems
@@ -39,12 +49,19 @@ del TYPE_CHECKING
 
 #: Where each public name is defined, relative to this package.
 _SOURCES = {
+    "AnthropicToolDefinition": "._contract.definition_types",
     "Config": "._policy.config",
     "ConfigError": "._policy.config",
     "Decision": "._core.decisions",
+    "DefinitionFormat": "._contract.definition_types",
     "DispatchHooks": "._core.dispatch",
+    "GeminiFunctionDeclaration": "._contract.definition_types",
     "HookFailure": "._loaders.hook_runner",
     "McpManager": "._mcp.manager",
+    "McpToolDefinition": "._contract.definition_types",
+    "OpenAIFunction": "._contract.definition_types",
+    "OpenAIResponsesToolDefinition": "._contract.definition_types",
+    "OpenAIToolDefinition": "._contract.definition_types",
     "PluginHost": "._loaders.plugins",
     "PluginOutcome": "._loaders.report",
     "PluginPolicy": "._core.ownership",
@@ -69,6 +86,8 @@ _SOURCES = {
     "reload_plugins": "._loaders.api",
     "start_mcp": "._mcp.api",
     "stop_mcp": "._mcp.api",
+    "strict_arguments": "._core.strict_tools",
+    "strict_refusals": "._core.strict_tools",
     "tool": "._authoring.decorator",
     "tool_error": "._contract.results",
     "tool_result": "._contract.results",
@@ -81,12 +100,19 @@ _SOURCES = {
 _NEEDS_MCP = frozenset({"McpManager", "ReconnectPolicy"})
 
 __all__ = [
+    "AnthropicToolDefinition",
     "Config",
     "ConfigError",
     "Decision",
+    "DefinitionFormat",
     "DispatchHooks",
+    "GeminiFunctionDeclaration",
     "HookFailure",
     "McpManager",
+    "McpToolDefinition",
+    "OpenAIFunction",
+    "OpenAIResponsesToolDefinition",
+    "OpenAIToolDefinition",
     "PluginHost",
     "PluginOutcome",
     "PluginPolicy",
@@ -112,6 +138,8 @@ __all__ = [
     "reload_plugins",
     "start_mcp",
     "stop_mcp",
+    "strict_arguments",
+    "strict_refusals",
     "tool",
     "tool_error",
     "tool_result",

@@ -31,12 +31,13 @@ from typing import Any
 
 import pytest
 
+from conftest import RICH_SCHEMA
 from toolreg import ToolRegistry, registry
 from toolreg._contract.formats import FORMATS, get_formatter
 from toolreg.cli import main
 from toolreg.cli._app import FORMATS as CLI_FORMATS
 
-ALL_FORMATS = ["openai", "openai-responses", "anthropic", "gemini", "mcp"]
+ALL_FORMATS = ["openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp"]
 
 PARAMS: dict[str, Any] = {
     "type": "object",
@@ -193,6 +194,9 @@ class TestFreshCopies:
 VALID = True
 INVALID = False
 
+NAME_COLUMNS = ["openai", "openai-responses", "anthropic", "gemini", "mcp"]
+NAME_RULE_OF = {"gemini-json-schema": "gemini"}  # the same API, the same name rule
+
 NAME_CASES = {
     # name: (openai, openai-responses, anthropic, gemini, mcp)
     "read_file": (VALID, VALID, VALID, VALID, VALID),
@@ -215,9 +219,9 @@ NAME_CASES = {
 @pytest.mark.parametrize(
     ("name", "fmt", "valid"),
     [
-        (name, fmt, verdicts[i])
+        (name, fmt, verdicts[NAME_COLUMNS.index(NAME_RULE_OF.get(fmt, fmt))])
         for name, verdicts in NAME_CASES.items()
-        for i, fmt in enumerate(ALL_FORMATS)
+        for fmt in ALL_FORMATS
     ],
 )
 def test_name_rules(name: str, fmt: str, valid: bool) -> None:
@@ -637,30 +641,6 @@ class TestGeminiObjects:
 
 
 # -- end to end --------------------------------------------------------------------------
-
-RICH_SCHEMA: dict[str, Any] = {
-    "name": "plot",
-    "description": "Plot a point.",
-    "parameters": {
-        "type": "object",
-        "$defs": {
-            "Point": {
-                "type": "object",
-                "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
-                "required": ["x", "y"],
-                "additionalProperties": False,
-            }
-        },
-        "properties": {
-            "at": {"$ref": "#/$defs/Point"},
-            "label": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
-            "kind": {"const": "scatter"},
-            "size": {"type": "integer", "enum": [1, 2, 4], "description": "Marker size."},
-        },
-        "required": ["at", "kind"],
-        "additionalProperties": False,
-    },
-}
 
 RICH_GEMINI = {
     "name": "plot",

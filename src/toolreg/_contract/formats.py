@@ -11,6 +11,10 @@ A provider whose name rules are narrower than the registry's (1-128 of
 letters, digits, ``_ . -``) gets a ValueError naming the tool and the rule;
 ``get_definitions`` logs it and leaves that tool out. The shapes, rules and
 the pages they come from are in docs/formats.md.
+
+Options change the shape and so are part of the format's key: ``format_key``
+checks them and makes the hashable key every cache is keyed by, and
+``get_formatter`` takes either a plain format name or such a key.
 """
 
 from __future__ import annotations
@@ -34,6 +38,10 @@ class Formatter(Protocol):
         parameters: dict[str, Any],
         entry: ToolEntry | None = None,
     ) -> dict[str, Any]: ...
+
+
+class NotStrict(ValueError):
+    """A schema strict mode cannot express without changing what the tool accepts."""
 
 
 def _check(name: str, parameters: dict[str, Any], rule: NameRule, provider: str) -> None:
@@ -82,17 +90,23 @@ def _openai_responses(
     name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
 ) -> dict[str, Any]:
     _check(name, parameters, OPENAI_NAME, "OpenAI")
+    # The Responses API defaults strict to true, and strict mode rejects any
+    # schema without additionalProperties: false and every property required,
+    # which ordinary tool schemas are not. Opting out keeps them accepted.
+    return _responses_tool(name, description, _object_schema(parameters), strict=False)
+
+
+def _responses_tool(
+    name: str, description: str, schema: dict[str, Any], *, strict: bool
+) -> dict[str, Any]:
     return _frozen(
         name,
         {
             "type": "function",
             "name": name,
             "description": description,
-            "parameters": _object_schema(parameters),
-            # The Responses API defaults strict to true, and strict mode rejects any
-            # schema without additionalProperties: false and every property required,
-            # which ordinary tool schemas are not. Opting out keeps them accepted.
-            "strict": False,
+            "parameters": schema,
+            "strict": strict,
         },
     )
 
@@ -104,6 +118,31 @@ def _anthropic(
     return _frozen(
         name, {"name": name, "description": description, "input_schema": _object_schema(parameters)}
     )
+
+
+def _openai_strict(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
+    _check(name, parameters, OPENAI_NAME, "OpenAI")
+    function = {"name": name, "description": description, "parameters": _strict(name, parameters)}
+    return _frozen(name, {"type": "function", "function": {**function, "strict": True}})
+
+
+def _openai_responses_strict(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
+    _check(name, parameters, OPENAI_NAME, "OpenAI")
+    return _responses_tool(name, description, _strict(name, parameters), strict=True)
+
+
+def _strict(name: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """The strict-mode form of ``parameters``; NotStrict naming the tool and the reason."""
+    from .strict_schema import strict_schema  # loaded only by strict hosts
+
+    try:
+        return strict_schema(_object_schema(parameters))[0]
+    except NotStrict as exc:
+        raise NotStrict(f"Tool {name!r} cannot be made strict: {exc}") from None
 
 
 def _gemini(
@@ -118,6 +157,18 @@ def _gemini(
     # properties is answered with 400 "properties: should be non-empty for OBJECT type".
     if schema.get("properties"):
         declaration["parameters"] = schema
+    return _frozen(name, declaration)
+
+
+def _gemini_json_schema(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
+    _check(name, parameters, GEMINI_NAME, "Gemini")
+    declaration: dict[str, Any] = {"name": name, "description": description}
+    # Left out without properties, as in the gemini format: a function without
+    # parameters leaves them unset.
+    if parameters.get("properties"):
+        declaration["parameters_json_schema"] = parameters
     return _frozen(name, declaration)
 
 
@@ -143,12 +194,43 @@ FORMATS: dict[str, Formatter] = {
     "openai-responses": _openai_responses,
     "anthropic": _anthropic,
     "gemini": _gemini,
+    "gemini-json-schema": _gemini_json_schema,
     "mcp": _mcp,
 }
 
 
-def get_formatter(format: str) -> Formatter:
+#: Formats with options, by (format, option, ...): the options in a fixed order.
+_WITH_OPTIONS: dict[tuple[str, ...], Formatter] = {
+    ("openai", "strict"): _openai_strict,
+    ("openai-responses", "strict"): _openai_responses_strict,
+}
+
+#: The formats OpenAI's strict mode applies to.
+STRICT_FORMATS = ("openai", "openai-responses")
+
+FormatKey = str | tuple[str, ...]
+
+
+def format_key(format: str, *, strict: bool = False) -> FormatKey:
+    """The cache key of ``format`` with these options: the name itself when none is set.
+
+    ValueError for an unknown format or an option the format does not have.
+    """
+    get_formatter(format)
+    if not strict:
+        return format
+    if format not in STRICT_FORMATS:
+        raise ValueError(
+            f"strict=True is for the {' and '.join(STRICT_FORMATS)} formats; "
+            f"{format!r} has no strict mode"
+        )
+    return (format, "strict")
+
+
+def get_formatter(format: FormatKey) -> Formatter:
     try:
+        if isinstance(format, tuple):
+            return _WITH_OPTIONS[format]
         return FORMATS[format]
     except (KeyError, TypeError):
         known = ", ".join(sorted(FORMATS))

@@ -22,7 +22,7 @@ from itertools import compress
 from typing import Any
 
 from .._contract.entry import ToolEntry
-from .._contract.formats import Formatter, get_formatter
+from .._contract.formats import FormatKey, Formatter, NotStrict, format_key, get_formatter
 from .._contract.frozen import FrozenDict, thaw
 from .._contract.schema_checks import check_parameters, parameters_of
 from .availability import Availability
@@ -35,7 +35,7 @@ logger = logging.getLogger("toolreg.definitions")
 _PATCH_LIMIT = 256
 _MEMO_LIMIT = 256
 
-_MemoKey = tuple[Any, str, int]
+_MemoKey = tuple[Any, FormatKey, int]
 
 
 class _Memo:
@@ -102,13 +102,20 @@ def _dynamic_definition(entry: ToolEntry, formatter: Formatter, static: Built) -
     return thaw(formatter(entry.name, description, parameters_of(merged), entry))
 
 
-def _listed(memo: _Memo, format: str) -> list[dict[str, Any]]:
+def _listed(memo: _Memo, format: FormatKey) -> list[dict[str, Any]]:
     """A fresh list of the memo's shared definitions, dynamic tools merged afresh."""
     definitions = memo.definitions.copy()
     if memo.dynamic:
         formatter = get_formatter(format)
+        refused: list[int] = []
         for index, built in memo.dynamic:
-            definitions[index] = _dynamic_definition(built.entry, formatter, built)
+            try:
+                definitions[index] = _dynamic_definition(built.entry, formatter, built)
+            except NotStrict as exc:  # its overrides cannot be strict: left out, never loose
+                logger.warning("Left out of the strict definitions: %s", exc)
+                refused.append(index)
+        for index in reversed(refused):
+            del definitions[index]
     return definitions
 
 
@@ -122,11 +129,11 @@ class Definitions:
         # format -> name -> the definition built for the entry registered then.
         # Used only while that very entry is in the table; ``forget`` drops it
         # when the name changes, so no entry that left the table is kept alive.
-        self._built: dict[str, dict[str, Built]] = {}
+        self._built: dict[FormatKey, dict[str, Built]] = {}
         # (names, format) -> the layout of that list at the current generation;
         # the next read after a write patches it, so a call after a write builds
         # only what the write changed.
-        self._layouts: dict[tuple[frozenset[str] | None, str], Layout] = {}
+        self._layouts: dict[tuple[frozenset[str] | None, FormatKey], Layout] = {}
         # Names written since the layouts were last patched.
         self._changed: set[str] = set()
         self._lock = threading.Lock()
@@ -167,12 +174,15 @@ class Definitions:
             else:
                 self._layouts[key] = patched
 
-    def get_definition(self, name: str, *, format: str = "openai") -> dict[str, Any] | None:
+    def get_definition(
+        self, name: str, *, format: str = "openai", strict: bool = False
+    ) -> dict[str, Any] | None:
         """One tool's definition, available or not; None for an unknown tool.
 
         Shared and read-only, like ``get_definitions``'; a tool with
         ``dynamic_schema_overrides`` gets a private copy.
         """
+        format = format_key(format, strict=strict)
         formatter = get_formatter(format)
         entry = self._table.live.get(name)
         if entry is None:
@@ -186,28 +196,38 @@ class Definitions:
         return built.definition
 
     def get_definitions(
-        self, tool_names: Iterable[str] | None = None, *, format: str = "openai"
+        self,
+        tool_names: Iterable[str] | None = None,
+        *,
+        format: str = "openai",
+        strict: bool = False,
     ) -> list[dict[str, Any]]:
         """Definitions of the available tools among ``tool_names`` (all when None), by name.
 
         A fresh list of shared, read-only definitions: append to the list, but
         ``copy.deepcopy`` a definition before changing it.
         """
-        return _listed(self._memo_for(tool_names, format), format)
+        key = format_key(format, strict=strict)
+        return _listed(self._memo_for(tool_names, key), key)
 
     def get_definitions_json(
-        self, tool_names: Iterable[str] | None = None, *, format: str = "openai"
+        self,
+        tool_names: Iterable[str] | None = None,
+        *,
+        format: str = "openai",
+        strict: bool = False,
     ) -> str:
         """``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic."""
-        memo = self._memo_for(tool_names, format)
+        key = format_key(format, strict=strict)
+        memo = self._memo_for(tool_names, key)
         if memo.dynamic:
-            return json.dumps(_listed(memo, format), ensure_ascii=False)
+            return json.dumps(_listed(memo, key), ensure_ascii=False)
         if memo.json is None:
             # Each tool's text is kept with its definition, so a change re-encodes one tool.
             memo.json = "[" + ", ".join([b.as_json() for b in memo.built]) + "]"
         return memo.json
 
-    def _cache(self, format: str) -> dict[str, Built]:
+    def _cache(self, format: FormatKey) -> dict[str, Built]:
         cache = self._built.get(format)
         if cache is None:
             get_formatter(format)  # only known formats get a cache
@@ -215,7 +235,7 @@ class Definitions:
                 cache = self._built.setdefault(format, {})
         return cache
 
-    def _keep(self, format: str, fresh: dict[str, Built]) -> None:
+    def _keep(self, format: FormatKey, fresh: dict[str, Built]) -> None:
         """Cache fresh definitions whose entry is still the table's.
 
         Checked under the lock ``forget`` takes: a write that lands meanwhile
@@ -227,7 +247,7 @@ class Definitions:
                 if tools.get(name) is built.entry:
                     cache[name] = built
 
-    def _memo_for(self, tool_names: Iterable[str] | None, format: str) -> _Memo:
+    def _memo_for(self, tool_names: Iterable[str] | None, format: FormatKey) -> _Memo:
         # Generation first: a write in between makes this memo's key stale, never wrong.
         table = self._table
         generation = table.generation
@@ -261,7 +281,7 @@ class Definitions:
                 self._layouts[(names_key, format)] = memo.layout
         return memo
 
-    def _assemble(self, layout: Layout, verdicts: tuple[bool, ...], format: str) -> _Memo:
+    def _assemble(self, layout: Layout, verdicts: tuple[bool, ...], format: FormatKey) -> _Memo:
         """The memo for a layout under ``verdicts``, building the definitions it lacks."""
         available: list[bool] | None = None
         if False in verdicts:
@@ -275,16 +295,25 @@ class Definitions:
             formatter = get_formatter(format)
             cache = self._built[format]
             built: dict[int, Built] = {}
+            not_strict: list[str] = []
             for index in missing:
                 entry = layout.entries[index]
                 one = cache.get(entry.name)
                 if one is None or one.entry is not entry:  # not built since the layout was
                     try:
                         one = Built(entry, _static_definition(entry, formatter))
+                    except NotStrict as exc:  # refused, never sent without strict mode
+                        not_strict.append(str(exc))
+                        continue
                     except Exception as exc:  # one bad tool never breaks the list
                         logger.error("Skipping tool %s in definitions: %s", entry.name, exc)
                         continue
                 built[index] = one
+            if not_strict:
+                logger.warning(
+                    "Left out of the strict definitions (strict_refusals() lists them): %s",
+                    "; ".join(not_strict),
+                )
             self._keep(format, {one.entry.name: one for one in built.values()})
             layout = layout.with_built(built)
         return _Memo(layout, verdicts, available)

@@ -11,7 +11,7 @@ sync handler returning a short str) is a dict read, a call and a length check.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from types import CoroutineType
 from typing import Any, Protocol
 
@@ -41,11 +41,14 @@ logger = logging.getLogger("toolreg.dispatch")
 
 
 def _parsed(name: str, args: Any) -> tuple[Any, str | None]:
-    """Arguments as an object: JSON strings parsed, null as ``{}``; or a tool_error."""
+    """Arguments as an object: JSON strings parsed, null as ``{}``, other mappings
+    copied to a dict (what validation and handlers take); or a tool_error."""
     if isinstance(args, str):
         return parse_json_args(name, str.__str__(args))
     if args is None:
         args = {}  # "no arguments" arrives as null from some providers
+    elif not isinstance(args, dict) and isinstance(args, Mapping):
+        args = dict(args)
     return args, None
 
 
@@ -158,7 +161,9 @@ class Dispatcher:
 
     # -- dispatch -------------------------------------------------------------
 
-    def dispatch(self, name: str, args: dict[str, Any], /, **kwargs: Any) -> str | dict[str, Any]:
+    def dispatch(
+        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
+    ) -> str | dict[str, Any]:
         """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
 
         Dispatch hooks, when a pack installed some, run around every call, however
@@ -192,7 +197,7 @@ class Dispatcher:
             return internal(name, exc)
 
     async def adispatch(
-        self, name: str, args: dict[str, Any], /, **kwargs: Any
+        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
     ) -> str | dict[str, Any]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread."""
         try:

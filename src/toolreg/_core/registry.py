@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import (
     DEFAULT_OPTIONS,
@@ -36,6 +36,10 @@ from .dispatch import Dispatcher, DispatchHooks
 from .ownership import PluginPolicy
 from .table import ToolTable
 from .toolset_report import toolset_report, toolsets_available
+
+if TYPE_CHECKING:
+    from .._contract.definition_types import DefinitionFormat
+    from .definition_api import GetDefinition, GetDefinitions
 
 
 class ToolRegistry:
@@ -58,6 +62,9 @@ class ToolRegistry:
         self.dispatch = self._dispatcher.dispatch  # type: ignore[method-assign]
         self.adispatch = self._dispatcher.adispatch  # type: ignore[method-assign]
         self.get_entry = self._table.live.get  # type: ignore[method-assign]
+        # Typed per format in definition_api; the Definitions part's own methods.
+        self.get_definition = self._definitions.get_definition  # type: ignore[assignment]
+        self.get_definitions = self._definitions.get_definitions  # type: ignore[assignment]
 
     def _table_changed(self, names: Iterable[str]) -> None:
         # Under the writer lock, after the write is visible. A bulk write
@@ -289,7 +296,9 @@ class ToolRegistry:
 
     # -- dispatch -------------------------------------------------------------
 
-    def dispatch(self, name: str, args: dict[str, Any], /, **kwargs: Any) -> str | dict[str, Any]:
+    def dispatch(
+        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
+    ) -> str | dict[str, Any]:
         """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
 
         Dispatch hooks, when a pack installed some, run around every call,
@@ -298,7 +307,7 @@ class ToolRegistry:
         return self._dispatcher.dispatch(name, args, **kwargs)
 
     def adispatch(
-        self, name: str, args: dict[str, Any], /, **kwargs: Any
+        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
     ) -> Coroutine[Any, Any, str | dict[str, Any]]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread.
 
@@ -322,28 +331,25 @@ class ToolRegistry:
 
     # -- definitions ------------------------------------------------------------
 
-    def get_definition(self, name: str, *, format: str = "openai") -> dict[str, Any] | None:
-        """One tool's definition, available or not; None for an unknown tool.
-
-        Shared and read-only, like ``get_definitions``'.
-        """
-        return self._definitions.get_definition(name, format=format)
-
-    def get_definitions(
-        self, tool_names: Iterable[str] | None = None, *, format: str = "openai"
-    ) -> list[dict[str, Any]]:
-        """Definitions of the available tools among ``tool_names`` (all when None), by name.
-
-        A fresh list of shared, read-only definitions: change the list freely,
-        but ``copy.deepcopy`` a definition before changing it.
-        """
-        return self._definitions.get_definitions(tool_names, format=format)
+    #: One tool's definition, available or not; None for an unknown tool. Shared
+    #: and read-only, like ``get_definitions``'. With ``strict=True`` (``openai``,
+    #: ``openai-responses``) a tool strict mode cannot hold raises ValueError.
+    get_definition: GetDefinition
+    #: Definitions of the available tools among ``tool_names`` (all when None), by
+    #: name: a fresh list of shared, read-only definitions (``copy.deepcopy`` one
+    #: before changing it). ``strict=True`` sends OpenAI's strict mode and leaves
+    #: out, with a warning, the tools it cannot hold (``toolreg.strict_refusals``).
+    get_definitions: GetDefinitions
 
     def get_definitions_json(
-        self, tool_names: Iterable[str] | None = None, *, format: str = "openai"
+        self,
+        tool_names: Iterable[str] | None = None,
+        *,
+        format: DefinitionFormat = "openai",
+        strict: bool = False,
     ) -> str:
         """``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic."""
-        return self._definitions.get_definitions_json(tool_names, format=format)
+        return self._definitions.get_definitions_json(tool_names, format=format, strict=strict)
 
     # -- availability -------------------------------------------------------
 

@@ -20,7 +20,7 @@ from ._serve import add_serve_parser, cmd_serve
 from ._version import VersionAction
 
 # The definition formats of registry.get_definitions (toolreg._contract.formats.FORMATS).
-FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "mcp")
+FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp")
 
 _EPILOG = f"""\
 exit codes: 0 success; 1 unknown tool or toolset, a tool_error result, or an

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import toolreg
-from toolreg import ToolRegistry, tool_result_message
+from toolreg import DefinitionFormat, ToolRegistry, tool_result_message
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def available_tools(
     registry: ToolRegistry | None,
     names: Iterable[str] | None,
     toolsets: Iterable[str] | None,
-    format: str = "mcp",
+    format: DefinitionFormat = "mcp",
 ) -> tuple[ToolRegistry, list[ToolSpec]]:
     """The registry (``toolreg.registry`` by default) and its available tools among
     ``names`` plus the tools of ``toolsets`` (all tools when both are None).
