@@ -37,7 +37,7 @@ LAYERS = (
 #: loaded, and ``@tool`` without ``registry=`` reads it when it decorates.
 ALLOWED_UPWARD = {
     ("_authoring.decorator", ""),
-    ("_loaders.plugins", ""),
+    ("_loaders.pack_modules", ""),
     ("_loaders.api", ""),
     ("_loaders.isolated_child", ""),
 }

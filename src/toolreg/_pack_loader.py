@@ -16,7 +16,8 @@ from ._core.registry import ToolRegistry
 from ._discovery.builtins import discover_builtin_tools
 from ._discovery.entrypoints import PackRecord, find_packs
 from ._loaders.api import _hosts
-from ._loaders.plugins import PluginHost, _registry_as_singleton
+from ._loaders.pack_modules import registry_as_singleton
+from ._loaders.plugins import PluginHost
 from ._loaders.report import PluginReport
 from ._policy.config import Config, parse_config
 from ._policy.config import plugin_id as canonical_id
@@ -154,7 +155,7 @@ class PackLoader:
         if self._builtins:
             return []
         self._builtins = True
-        with _registry_as_singleton(self.registry):
+        with registry_as_singleton(self.registry):
             # Imported modules are not executed again, so drop them (not the
             # package) and let discovery import them into this registry.
             self._modules.remember(_BUILTINS + ".")

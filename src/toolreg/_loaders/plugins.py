@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import logging
 import os
-import sys
 import threading
 import traceback
 import weakref
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
@@ -46,6 +44,7 @@ from .._policy.unknown_names import (
     warn,
 )
 from .import_guard import ImportTimeout, import_with_deadline
+from .pack_modules import import_target, purge_modules, registry_as_singleton
 from .report import PluginOutcome, PluginReport
 
 if TYPE_CHECKING:
@@ -56,23 +55,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("toolreg.plugins")
 
-# Packs register into ``toolreg.registry`` at import; loading into another
-# registry swaps that name for the duration, one load at a time.
-_singleton_lock = threading.RLock()
-
-
-@contextlib.contextmanager
-def _registry_as_singleton(registry: ToolRegistry) -> Iterator[None]:
-    import toolreg
-
-    with _singleton_lock:
-        previous = toolreg.registry
-        toolreg.registry = registry
-        try:
-            yield
-        finally:
-            toolreg.registry = previous
-
 
 @dataclass
 class _Active:
@@ -81,33 +63,6 @@ class _Active:
     outcome: PluginOutcome
     namespaces: tuple[str, ...]
     objects: list[Any] = field(default_factory=list)
-
-
-def _import_target(value: str) -> Any:
-    """``module`` or ``module:attr.path`` → the object to hand to pluggy."""
-    module_name, _, attr = value.partition(":")
-    obj: Any = importlib.import_module(module_name.strip())
-    for part in filter(None, attr.strip().split(".")):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _purge_modules(namespaces: Sequence[str]) -> None:
-    """Forget a plugin's modules, so loading it again executes them again."""
-    # Runs before every pack's import. Mostly none of its modules is loaded:
-    # one substring search over all the names (in C) finds that out.
-    try:
-        loaded = "\n" + "\n".join(sys.modules) + "\n"
-    except TypeError:  # a key that is not a str: look at each name
-        loaded = None
-    if loaded is not None and not any(
-        f"\n{ns}\n" in loaded or f"\n{ns}." in loaded for ns in namespaces
-    ):
-        return
-    exact, prefixes = frozenset(namespaces), tuple(ns + "." for ns in namespaces)
-    for name in list(sys.modules):
-        if name in exact or (isinstance(name, str) and name.startswith(prefixes)):
-            sys.modules.pop(name, None)
 
 
 class PluginHost:
@@ -129,7 +84,7 @@ class PluginHost:
         """The pluggy manager, made when the first plugin is registered: no packs, no pluggy."""
         import pluggy
 
-        from .. import hookspecs
+        import toolreg.hookspecs as hookspecs
 
         pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         pm.add_hookspecs(hookspecs)
@@ -265,10 +220,10 @@ class PluginHost:
                 )
             # A module already imported (by the host, or into another registry)
             # would not run its registrations again: always import it afresh.
-            _purge_modules(namespaces)
-            with _registry_as_singleton(self.registry):
+            purge_modules(namespaces)
+            with registry_as_singleton(self.registry):
                 for index, target in enumerate(targets):
-                    load = import_local if isinstance(target, LocalPlugin) else _import_target
+                    load = import_local if isinstance(target, LocalPlugin) else import_target
                     obj = import_with_deadline(self.config.plugins.import_timeout, load, target)
                     if self.pm.is_registered(obj):
                         continue  # two entry points naming one module
@@ -380,7 +335,7 @@ class PluginHost:
                 self.pm.unregister(obj)
         for namespace in namespaces:
             self.registry.remove_plugin_override_policy(namespace)
-        _purge_modules(namespaces)
+        purge_modules(namespaces)
 
     def _fail(self, outcome: PluginOutcome, exc: BaseException) -> PluginOutcome:
         outcome.status = "refused" if isinstance(exc, PermissionError) else "failed"

@@ -10,12 +10,14 @@ from collections.abc import Sequence
 
 from toolreg import stop_mcp
 
-from ._commands import COMMANDS, load
+from ._commands import cmd_call, cmd_list, cmd_show, load
 from ._completion import SHELLS, cmd_completion
+from ._doctor import cmd_doctor
 from ._errors import EXIT_FAILURE, CliError
 from ._help import more_help
 from ._logs import cli_logging
 from ._pip_commands import add_pip_parsers, cmd_install, cmd_uninstall
+from ._plugin_commands import cmd_plugins
 from ._serve import add_serve_parser, cmd_serve
 from ._version import VersionAction
 
@@ -177,6 +179,16 @@ def _run(args: argparse.Namespace) -> int:
         return cmd_new(args)  # writes files; loads no tools
     load(args)
     return COMMANDS[args.command](args)
+
+
+#: The subcommands that run on loaded tools.
+COMMANDS = {
+    "plugins": cmd_plugins,
+    "list": cmd_list,
+    "show": cmd_show,
+    "call": cmd_call,
+    "doctor": cmd_doctor,
+}
 
 
 def _silence_stdout() -> None:

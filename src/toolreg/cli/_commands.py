@@ -15,25 +15,20 @@ from toolreg import (
     ToolRegistry,
     apply_config,
     discover_builtin_tools,
-    get_cache_problems,
     get_discovery_failures,
     get_mcp_manager,
-    get_plugin_host,
     is_tool_error,
     load_config,
     load_plugins,
     registry,
     start_mcp,
-    worker_stats,
 )
 
 from .._loaders.stdout_guard import stdout_to_stderr
 from .._policy.unknown_names import mcp_toolset_names
-from ..workspace import workspace_warning
 from . import _render
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from ._logs import quiet_loading
-from ._plugin_commands import cmd_plugins
 from ._state import state
 
 if TYPE_CHECKING:
@@ -317,68 +312,9 @@ def _json_kind(value: Any) -> str:
     return kinds.get(type(value), type(value).__name__)
 
 
-# -- doctor ------------------------------------------------------------------------------
-
-
-def cmd_doctor(args: argparse.Namespace) -> int:
-    """Report import failures, unavailable tools, rejections, distrusted caches. Always exits 0."""
-    report = doctor_report()
-    if args.json:
-        print(_render.to_json(report))
-    else:
-        print(_render.doctor_report(report, _render.terminal_width()))
-    return EXIT_OK
-
-
-def doctor_report() -> dict[str, Any]:
-    """Everything ``doctor`` knows, as the dict ``doctor --json`` prints."""
-    names = registry.get_all_tool_names()
-    tools = [_tool_record(n) for n in names]
-    failures = get_discovery_failures()
-    return {
-        "summary": {
-            "tools": len(tools),
-            "available": sum(t["available"] for t in tools),
-        },
-        "import_failures": [
-            {"module": module, "error": error} for module, error in sorted(failures.items())
-        ],
-        "unavailable": [
-            {"name": t["name"], "toolset": t["toolset"], "reason": t["reason"]}
-            for t in tools
-            if not t["available"]
-        ],
-        "rejected": [d.to_dict() for d in registry.decisions() if d.action == "rejected"],
-        "plugin_failures": [
-            o.to_dict()
-            for o in (state.report or [])
-            if o.status in ("failed", "refused", "incompatible")
-        ],
-        "hook_failures": [f.to_dict() for f in _hook_failures()],
-        "mcp_servers": _mcp_servers(),
-        "caches": get_cache_problems(),
-        "warnings": workspace_warnings(),
-        # Calls abandoned at their deadline and still running, per worker pool.
-        "stuck_calls": worker_stats(),
-    }
-
-
-def workspace_warnings() -> list[str]:
-    """The built-in file and terminal tools' warning about a root nobody chose, if loaded."""
-    if not any(registry.get_tool_names_for_toolset(ts) for ts in ("file", "terminal")):
-        return []
-    warning = workspace_warning()
-    return [warning] if warning else []
-
-
 def _mcp_servers() -> list[dict[str, Any]]:
     manager = get_mcp_manager(registry)
     return manager.status() if manager is not None else []
-
-
-def _hook_failures() -> list[Any]:
-    host = get_plugin_host()
-    return host.hook_failures() if host is not None else []
 
 
 # -- helpers -----------------------------------------------------------------------------
@@ -401,12 +337,3 @@ def _did_you_mean(name: str, known: list[str]) -> str:
 
     close = difflib.get_close_matches(name, known, n=3)
     return f" (did you mean: {', '.join(close)}?)" if close else ""
-
-
-COMMANDS = {
-    "plugins": cmd_plugins,
-    "list": cmd_list,
-    "show": cmd_show,
-    "call": cmd_call,
-    "doctor": cmd_doctor,
-}

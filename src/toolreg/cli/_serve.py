@@ -25,7 +25,8 @@ from toolreg import (
 
 from .._loaders.stdout_guard import fd1_to_stderr
 from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN_ENV
-from ._commands import _did_you_mean, load, workspace_warnings
+from ._commands import _did_you_mean, load
+from ._doctor import workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 from ._help import more_help
 from ._logs import quiet_loading
