@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ._contract.entry import ToolEntry, ToolOptions
     from ._contract.result_messages import tool_result_message
     from ._contract.results import is_tool_error, tool_error, tool_result
+    from ._contract.tool_context import ToolContext, current_context
     from ._core.decisions import Decision
     from ._core.dispatch import DispatchHooks
     from ._core.ownership import PluginPolicy
@@ -50,10 +51,12 @@ _SOURCES = {
     "PluginPolicy": "._core.ownership",
     "PluginReport": "._loaders.report",
     "ReconnectPolicy": "._mcp.link",
+    "ToolContext": "._contract.tool_context",
     "ToolEntry": "._contract.entry",
     "ToolOptions": "._contract.entry",
     "ToolRegistry": "._core.registry",
     "apply_config": "._policy.apply_config",
+    "current_context": "._contract.tool_context",
     "apply_toolset_config": "._policy.apply_config",
     "discover_builtin_tools": "._discovery.builtins",
     "get_cache_problems": "._discovery.cache_files",
@@ -92,12 +95,14 @@ __all__ = [
     "PluginPolicy",
     "PluginReport",
     "ReconnectPolicy",
+    "ToolContext",
     "ToolEntry",
     "ToolOptions",
     "ToolRegistry",
     "__version__",
     "apply_config",
     "apply_toolset_config",
+    "current_context",
     "discover_builtin_tools",
     "get_cache_problems",
     "get_discovery_failures",

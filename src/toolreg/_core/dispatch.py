@@ -20,6 +20,7 @@ from .._contract.results import (
     truncate,
     type_name,
 )
+from .._contract.tool_context import ProgressCallback, call_scope
 from .._contract.validation import Checker, compile_checker, invalid_arguments, parse_json_args
 from .async_bridge import run_coroutine
 from .call_outcomes import (
@@ -158,13 +159,25 @@ class Dispatcher:
 
     # -- dispatch -------------------------------------------------------------
 
-    def dispatch(self, name: str, args: dict[str, Any], /, **kwargs: Any) -> str | dict[str, Any]:
+    def dispatch(
+        self,
+        name: str,
+        args: dict[str, Any],
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
+    ) -> str | dict[str, Any]:
         """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
 
+        ``progress(progress, total, message)`` hears what the tool reports
+        through its ``ToolContext``; other keyword arguments go to the handler.
         Dispatch hooks, when a pack installed some, run around every call, however
         the method was obtained (a host may keep ``registry.dispatch`` from
         before plugins loaded).
         """
+        if progress is not None:
+            return self._dispatch_listened(name, args, progress, kwargs)
         try:
             if self._dispatch_hooks is not None:
                 return self._hooked_dispatch(name, args, kwargs)
@@ -191,10 +204,27 @@ class Dispatcher:
         except BaseException as exc:
             return internal(name, exc)
 
+    def _dispatch_listened(
+        self, name: str, args: Any, progress: ProgressCallback, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        # The scope is bound around the whole call (hooks too) and reaches the
+        # handler's thread, a deadline's worker and an async handler's task.
+        with call_scope(name if type(name) is str else "", progress):
+            return self.dispatch(name, args, **kwargs)
+
     async def adispatch(
-        self, name: str, args: dict[str, Any], /, **kwargs: Any
+        self,
+        name: str,
+        args: dict[str, Any],
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
     ) -> str | dict[str, Any]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread."""
+        if progress is not None:
+            with call_scope(name if type(name) is str else "", progress):
+                return await self.adispatch(name, args, **kwargs)
         try:
             if self._dispatch_hooks is not None:
                 return await self._hooked_adispatch(name, args, kwargs)

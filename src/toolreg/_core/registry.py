@@ -27,6 +27,7 @@ from .._contract.entry import (
     make_options,
 )
 from .._contract.schema_checks import check_registration, check_result_limit
+from .._contract.tool_context import ProgressCallback
 from .availability import Availability, Verdict
 from .callers import Callers
 from .decisions import Decision, DecisionLog
@@ -280,19 +281,29 @@ class ToolRegistry:
 
     # -- dispatch -------------------------------------------------------------
 
-    def dispatch(self, name: str, args: dict[str, Any], /, **kwargs: Any) -> str | dict[str, Any]:
-        """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
-
-        Dispatch hooks, when a pack installed some, run around every call,
-        however the method was obtained.
-        """
-        return self._dispatcher.dispatch(name, args, **kwargs)
+    def dispatch(
+        self,
+        name: str,
+        args: dict[str, Any],
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
+    ) -> str | dict[str, Any]:
+        """Run tool ``name``; never raises (see ``Dispatcher.dispatch``)."""
+        return self._dispatcher.dispatch(name, args, progress=progress, **kwargs)
 
     async def adispatch(
-        self, name: str, args: dict[str, Any], /, **kwargs: Any
+        self,
+        name: str,
+        args: dict[str, Any],
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
     ) -> str | dict[str, Any]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread."""
-        return await self._dispatcher.adispatch(name, args, **kwargs)
+        return await self._dispatcher.adispatch(name, args, progress=progress, **kwargs)
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
