@@ -212,6 +212,15 @@ class Dispatcher:
         with call_scope(name if type(name) is str else "", progress):
             return self.dispatch(name, args, **kwargs)
 
+    def dispatch_call(self, name: str, args: Any, call_id: str | None) -> str | dict[str, Any]:
+        """``dispatch`` of one call of a batch; ``call_id`` names it in traces."""
+        return self.dispatch(name, args)
+
+    async def adispatch_call(
+        self, name: str, args: Any, call_id: str | None
+    ) -> str | dict[str, Any]:
+        return await self.adispatch(name, args)
+
     async def adispatch(
         self,
         name: str,

@@ -33,6 +33,7 @@ from .callers import Callers
 from .decisions import Decision, DecisionLog
 from .definitions import Definitions
 from .dispatch import Dispatcher, DispatchHooks
+from .dispatch_many import DEFAULT_MAX_CONCURRENCY, Batches, Call
 from .ownership import PluginPolicy
 from .table import ToolTable
 from .toolset_report import toolset_report, toolsets_available
@@ -52,6 +53,7 @@ class ToolRegistry:
         self._availability = Availability(clock, self._table.live_entries)
         self._definitions = Definitions(self._table, self._availability)
         self._dispatcher = Dispatcher(self._table, self._callers)
+        self._batches = Batches(self._dispatcher.dispatch_call, self._dispatcher.adispatch_call)
         self._table.on_change(self._table_changed)
         # The two calls a host makes every turn are the parts' own bound
         # methods: no registry frame between the caller and the work.
@@ -63,6 +65,7 @@ class ToolRegistry:
         # swaps in a new dict: get_entry follows it.
         self.get_entry = self._table.live.get  # type: ignore[method-assign]
         self._dispatcher.forget(names)
+        self._batches.forget(names)
         self._definitions.forget(names)
 
     def __repr__(self) -> str:
@@ -304,6 +307,24 @@ class ToolRegistry:
     ) -> str | dict[str, Any]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread."""
         return await self._dispatcher.adispatch(name, args, progress=progress, **kwargs)
+
+    def dispatch_many(
+        self, calls: Sequence[Call], max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    ) -> list[str | dict[str, Any]]:
+        """Run ``(name, args)`` or ``(name, args, call_id)`` calls concurrently; results in order.
+
+        Each call is a ``dispatch`` of its own (hooks, its timeout, its errors
+        as tool_error results); at most ``max_concurrency`` run at once.
+        ValueError for a ``max_concurrency`` below 1; a malformed call is a
+        tool_error in its place.
+        """
+        return self._batches.dispatch_many(calls, max_concurrency)
+
+    async def adispatch_many(
+        self, calls: Sequence[Call], max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    ) -> list[str | dict[str, Any]]:
+        """The async twin of ``dispatch_many``: async tools on the caller's loop."""
+        return await self._batches.adispatch_many(calls, max_concurrency)
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
