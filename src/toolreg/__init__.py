@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ._core.decisions import Decision
     from ._core.dispatch import DispatchHooks
     from ._core.ownership import PluginPolicy
-    from ._core.registry import ToolRegistry, registry
+    from ._core.registry import ToolRegistry, enable_tracing, registry
     from ._core.workers import worker_stats
     from ._discovery.builtins import discover_builtin_tools, get_discovery_failures
     from ._discovery.cache_files import get_cache_problems
@@ -59,6 +59,7 @@ _SOURCES = {
     "current_context": "._contract.tool_context",
     "apply_toolset_config": "._policy.apply_config",
     "discover_builtin_tools": "._discovery.builtins",
+    "enable_tracing": "._core.registry",
     "get_cache_problems": "._discovery.cache_files",
     "get_discovery_failures": "._discovery.builtins",
     "get_mcp_manager": "._mcp.api",
@@ -104,6 +105,7 @@ __all__ = [
     "apply_toolset_config",
     "current_context",
     "discover_builtin_tools",
+    "enable_tracing",
     "get_cache_problems",
     "get_discovery_failures",
     "get_mcp_manager",

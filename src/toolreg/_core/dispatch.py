@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from types import CoroutineType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._contract.entry import DEFAULT_OPTIONS, ToolEntry
 from .._contract.results import (
@@ -37,6 +37,9 @@ from .callers import Callers
 from .table import ToolTable
 from .timeouts import await_with_deadline, call_with_deadline
 from .workers import WorkerInterrupt, contained
+
+if TYPE_CHECKING:
+    from .tracing import Tracing
 
 logger = logging.getLogger("toolreg.dispatch")
 
@@ -122,6 +125,9 @@ class Dispatcher:
         self._table = table
         self._callers = callers
         self._dispatch_hooks: DispatchHooks | None = None
+        self._tracing: Tracing | None = None
+        #: Hooks or tracing are on: the one test the fast path makes for both.
+        self._wrapped = False
         self._plans: dict[str, _Plan] = {}
         self._validation = True
 
@@ -179,8 +185,8 @@ class Dispatcher:
         if progress is not None:
             return self._dispatch_listened(name, args, progress, kwargs)
         try:
-            if self._dispatch_hooks is not None:
-                return self._hooked_dispatch(name, args, kwargs)
+            if self._wrapped:
+                return self._wrapped_dispatch(name, args, None, kwargs)
             plan = self._plans.get(name) or self._plan(name)
             if plan is None:
                 return unknown(name)
@@ -214,12 +220,58 @@ class Dispatcher:
 
     def dispatch_call(self, name: str, args: Any, call_id: str | None) -> str | dict[str, Any]:
         """``dispatch`` of one call of a batch; ``call_id`` names it in traces."""
-        return self.dispatch(name, args)
+        if self._tracing is None:
+            return self.dispatch(name, args)
+        try:
+            return self._wrapped_dispatch(name, args, call_id, {})
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            return internal(name, exc)
 
     async def adispatch_call(
         self, name: str, args: Any, call_id: str | None
     ) -> str | dict[str, Any]:
-        return await self.adispatch(name, args)
+        if self._tracing is None:
+            return await self.adispatch(name, args)
+        try:
+            return await self._wrapped_adispatch(name, args, call_id, {})
+        except BaseException as exc:
+            if _cancelled_from_outside(exc):
+                raise
+            return internal(name, exc)
+
+    def _wrapped_dispatch(
+        self, name: Any, args: Any, call_id: str | None, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        tracing = self._tracing
+        if tracing is None:
+            return self._hooked_dispatch(name, args, kwargs)
+        return tracing.run(name, call_id, lambda: self._hooked_dispatch(name, args, kwargs))
+
+    async def _wrapped_adispatch(
+        self, name: Any, args: Any, call_id: str | None, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        tracing = self._tracing
+        if tracing is None:
+            return await self._hooked_adispatch(name, args, kwargs)
+        return await tracing.arun(name, call_id, lambda: self._hooked_adispatch(name, args, kwargs))
+
+    def set_tracing(self, tracing: Tracing | None) -> None:
+        """Report every dispatch to ``tracing`` (None: stop). Host only.
+
+        A ``tracing`` that is not live (no OpenTelemetry SDK configured) is not
+        installed: dispatch stays as fast as without it.
+        """
+        self._callers.require_host("change tracing")
+        if tracing is not None and not tracing.live:
+            logger.warning(
+                "enable_tracing: no OpenTelemetry SDK is configured, so tool calls are not "
+                "traced; call it after setting the tracer and meter providers, or pass them"
+            )
+            tracing = None
+        self._tracing = tracing
+        self._wrapped = self._dispatch_hooks is not None or tracing is not None
 
     async def adispatch(
         self,
@@ -235,8 +287,8 @@ class Dispatcher:
             with call_scope(name if type(name) is str else "", progress):
                 return await self.adispatch(name, args, **kwargs)
         try:
-            if self._dispatch_hooks is not None:
-                return await self._hooked_adispatch(name, args, kwargs)
+            if self._wrapped:
+                return await self._wrapped_adispatch(name, args, None, kwargs)
             return await self._adispatch(name, args, kwargs)
         except BaseException as exc:
             if _cancelled_from_outside(exc):
@@ -276,6 +328,7 @@ class Dispatcher:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
         self._callers.require_host("change the dispatch hooks")
         self._dispatch_hooks = hooks
+        self._wrapped = hooks is not None or self._tracing is not None
 
     def _dispatch(
         self, name: str, args: dict[str, Any], kwargs: dict[str, Any]

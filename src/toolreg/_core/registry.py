@@ -326,6 +326,16 @@ class ToolRegistry:
         """The async twin of ``dispatch_many``: async tools on the caller's loop."""
         return await self._batches.adispatch_many(calls, max_concurrency)
 
+    def enable_tracing(self, *, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        """Trace every dispatch with OpenTelemetry (see ``toolreg.enable_tracing``). Host only."""
+        from .tracing import Tracing  # imported on use: it imports opentelemetry
+
+        self._dispatcher.set_tracing(Tracing(tracer_provider, meter_provider))
+
+    def disable_tracing(self) -> None:
+        """Stop tracing dispatches. Host only."""
+        self._dispatcher.set_tracing(None)
+
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
         self._dispatcher.set_dispatch_hooks(hooks)
@@ -400,3 +410,18 @@ class ToolRegistry:
 
 #: The process-wide registry.
 registry = ToolRegistry()
+
+
+def enable_tracing(
+    target: ToolRegistry | None = None, *, tracer_provider: Any = None, meter_provider: Any = None
+) -> None:
+    """Trace and count every dispatch of ``target`` (default: ``toolreg.registry``).
+
+    Each call becomes an OpenTelemetry span ``execute_tool {name}`` and counts
+    in ``toolreg.tool.calls`` and ``toolreg.tool.duration``, sent to the
+    providers given or the global ones. ImportError naming the ``otel`` extra
+    when OpenTelemetry is not installed.
+    """
+    (target if target is not None else registry).enable_tracing(
+        tracer_provider=tracer_provider, meter_provider=meter_provider
+    )
