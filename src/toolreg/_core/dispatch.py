@@ -257,6 +257,10 @@ class Dispatcher:
             return await self._hooked_adispatch(name, args, kwargs)
         return await tracing.arun(name, call_id, lambda: self._hooked_adispatch(name, args, kwargs))
 
+    @property
+    def traced(self) -> bool:
+        return self._tracing is not None
+
     def set_tracing(self, tracing: Tracing | None) -> None:
         """Report every dispatch to ``tracing`` (None: stop). Host only.
 

@@ -40,6 +40,8 @@ ADispatchOne = Callable[[Any, Any, "str | None"], Awaitable[Any]]
 INLINE_BELOW = 200e-6
 #: Calls of each tool whose duration is remembered (the slowest of them decides).
 _REMEMBERED = 8
+#: One batch of inline calls in this many times its first call.
+_SAMPLE_EVERY = 16
 #: Tools whose durations are remembered; past that the memory starts again.
 _MAX_TOOLS = 4096
 DEFAULT_MAX_CONCURRENCY = 8
@@ -81,21 +83,33 @@ def _check_concurrency(max_concurrency: int) -> None:
 class Batches:
     """``dispatch_many`` and ``adispatch_many`` of one dispatcher; knows which tools are quick."""
 
-    def __init__(self, dispatch_one: DispatchOne, adispatch_one: ADispatchOne) -> None:
+    def __init__(
+        self,
+        dispatch: Callable[[Any, Any], Any],
+        dispatch_one: DispatchOne,
+        adispatch_one: ADispatchOne,
+        traced: Callable[[], bool],
+    ) -> None:
+        self._dispatch = dispatch
+        self._traced = traced
         self._dispatch_one = dispatch_one
         self._adispatch_one = adispatch_one
         #: Tool name → its last calls' durations in seconds (at most _REMEMBERED).
         self._durations: dict[str, list[float]] = {}
+        #: The tools each of whose remembered calls (two at least) took under INLINE_BELOW.
+        self._quick: set[str] = set()
+        #: Inline calls go untimed but for a sample (_SAMPLE_EVERY), which keeps a verdict fresh.
+        self._inline_calls = 0
 
     def is_quick(self, name: Any) -> bool:
         """Whether each of ``name``'s remembered calls took under INLINE_BELOW."""
-        durations = self._durations.get(name) if type(name) is str else None
-        return durations is not None and len(durations) >= 2 and max(durations) < INLINE_BELOW
+        return name in self._quick if type(name) is str else False
 
     def forget(self, names: Any) -> None:
         """A tool a write changed is judged again from its next calls."""
         for name in names:
             self._durations.pop(name, None)
+            self._quick.discard(name)
 
     def _timed(self, name: Any, args: Any, call_id: str | None) -> Any:
         started = time.perf_counter()
@@ -110,7 +124,29 @@ class Batches:
             durations.append(took)
             if len(durations) > _REMEMBERED:
                 del durations[0]
+            if len(durations) >= 2 and max(durations) < INLINE_BELOW:
+                self._quick.add(name)
+            else:
+                self._quick.discard(name)
         return result
+
+    def _run_inline(
+        self, quick: list[tuple[int, Any, Any, str | None]], results: list[Any]
+    ) -> None:
+        """Run quick calls on the caller's thread; one in _SAMPLE_EVERY batches times its first."""
+        self._inline_calls += 1
+        if self._inline_calls % _SAMPLE_EVERY == 0:
+            index, name, args, call_id = quick[0]
+            results[index] = self._timed(name, args, call_id)
+            quick = quick[1:]
+        if not self._traced():  # a call id matters only to a trace: skip a frame
+            dispatch = self._dispatch
+            for index, name, args, _ in quick:
+                results[index] = dispatch(name, args)
+            return
+        dispatch_one = self._dispatch_one
+        for index, name, args, call_id in quick:
+            results[index] = dispatch_one(name, args, call_id)
 
     def dispatch_many(
         self, calls: Sequence[Call], max_concurrency: int = DEFAULT_MAX_CONCURRENCY
@@ -119,17 +155,23 @@ class Batches:
         results: list[Any] = [None] * len(calls)
         queued: list[tuple[int, Any, Any, str | None]] = []
         quick: list[tuple[int, Any, Any, str | None]] = []
+        known_quick = self._quick
         for index, call in enumerate(calls):
-            unpacked = _unpacked(index, call)
-            if type(unpacked) is str:
-                results[index] = unpacked
-                continue
-            name, args, call_id = unpacked
-            (quick if self.is_quick(name) else queued).append((index, name, args, call_id))
+            if type(call) is tuple and len(call) == 2:  # the common shape, unpacked fast
+                name, args = call
+                call_id = None
+            else:
+                unpacked = _unpacked(index, call)
+                if type(unpacked) is str:
+                    results[index] = unpacked
+                    continue
+                name, args, call_id = unpacked
+            item = (index, name, args, call_id)
+            (quick if type(name) is str and name in known_quick else queued).append(item)
         if queued:
             self._run_queued(queued, results, max_concurrency)
-        for index, name, args, call_id in quick:
-            results[index] = self._timed(name, args, call_id)
+        if quick:
+            self._run_inline(quick, results)
         return results
 
     def _run_queued(

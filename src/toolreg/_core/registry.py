@@ -53,7 +53,13 @@ class ToolRegistry:
         self._availability = Availability(clock, self._table.live_entries)
         self._definitions = Definitions(self._table, self._availability)
         self._dispatcher = Dispatcher(self._table, self._callers)
-        self._batches = Batches(self._dispatcher.dispatch_call, self._dispatcher.adispatch_call)
+        dispatcher = self._dispatcher
+        self._batches = Batches(
+            dispatcher.dispatch,
+            dispatcher.dispatch_call,
+            dispatcher.adispatch_call,
+            lambda: dispatcher.traced,
+        )
         self._table.on_change(self._table_changed)
         # The two calls a host makes every turn are the parts' own bound
         # methods: no registry frame between the caller and the work.
