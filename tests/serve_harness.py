@@ -8,8 +8,11 @@ Its ``chatter`` toolset logs: ``chatty`` once at each Python level on the
 filter; ``timed_chatty`` the same from a worker thread, as it has a timeout),
 ``flood`` ``count`` warnings, ``steps`` three warnings before and three after
 it waits for ``$HOLD_RELEASE``, and ``notice`` through ``log_to_client`` (it
-returns what that returned). ``RawSession`` speaks HTTP by hand, to drop and
-resume streams.
+returns what that returned). Its ``progress`` toolset reports progress and
+logs through a ``ToolContext``: ``count_up`` (``@tool``, ``steps`` reports then
+a notice), ``timed_count_up`` (the same on a worker thread, as it has a
+timeout) and ``manual_count_up`` (hand-written, through ``current_context``).
+``RawSession`` speaks HTTP by hand, to drop and resume streams.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import os
 import time
 from pathlib import Path
 
-from toolreg import registry
+from toolreg import ToolContext, current_context, registry, tool
 from toolreg._contract.client_log import log_to_client
 
 demo_log = logging.getLogger("toolreg.demo")
@@ -120,6 +123,33 @@ registry.register(
 registry.register("flood", "chatter", _schema("flood", count={"type": "integer"}), _flood)
 registry.register("steps", "chatter", _schema("steps"), _steps)
 registry.register("notice", "chatter", _schema("notice"), _notice)
+
+
+def _count(steps, ctx):
+    for n in range(1, steps + 1):
+        ctx.report_progress(n, steps, f"step {n} of {steps}")
+    ctx.log("notice", f"counted to {steps}")
+    return f"counted {steps}"
+
+
+@tool(toolset="progress")
+def count_up(steps: int, ctx: ToolContext) -> str:
+    \"\"\"Report progress at each step, then log a notice.\"\"\"
+    return _count(steps, ctx)
+
+
+@tool(toolset="progress", timeout=30)
+def timed_count_up(steps: int, ctx: ToolContext) -> str:
+    \"\"\"count_up on a worker thread.\"\"\"
+    return _count(steps, ctx)
+
+
+registry.register(
+    "manual_count_up",
+    "progress",
+    _schema("manual_count_up", steps={"type": "integer"}),
+    lambda args: _count(args["steps"], current_context()),
+)
 """
 
 

@@ -27,11 +27,13 @@ if TYPE_CHECKING:
     from ._contract.entry import ToolEntry, ToolOptions
     from ._contract.result_messages import tool_result_message
     from ._contract.results import is_tool_error, tool_error, tool_result
+    from ._contract.tool_context import ToolContext, current_context
     from ._core.decisions import Decision
     from ._core.dispatch import DispatchHooks
     from ._core.ownership import PluginPolicy
     from ._core.registry import ToolRegistry, registry
     from ._core.strict_tools import strict_arguments, strict_refusals
+    from ._core.tracing_switch import enable_tracing
     from ._core.workers import worker_stats
     from ._discovery.builtins import discover_builtin_tools, get_discovery_failures
     from ._discovery.cache_files import get_cache_problems
@@ -67,12 +69,15 @@ _SOURCES = {
     "PluginPolicy": "._core.ownership",
     "PluginReport": "._loaders.report",
     "ReconnectPolicy": "._mcp.link",
+    "ToolContext": "._contract.tool_context",
     "ToolEntry": "._contract.entry",
     "ToolOptions": "._contract.entry",
     "ToolRegistry": "._core.registry",
     "apply_config": "._policy.apply_config",
+    "current_context": "._contract.tool_context",
     "apply_toolset_config": "._policy.apply_config",
     "discover_builtin_tools": "._discovery.builtins",
+    "enable_tracing": "._core.tracing_switch",
     "get_cache_problems": "._discovery.cache_files",
     "get_discovery_failures": "._discovery.builtins",
     "get_mcp_manager": "._mcp.api",
@@ -118,13 +123,16 @@ __all__ = [
     "PluginPolicy",
     "PluginReport",
     "ReconnectPolicy",
+    "ToolContext",
     "ToolEntry",
     "ToolOptions",
     "ToolRegistry",
     "__version__",
     "apply_config",
     "apply_toolset_config",
+    "current_context",
     "discover_builtin_tools",
+    "enable_tracing",
     "get_cache_problems",
     "get_discovery_failures",
     "get_mcp_manager",

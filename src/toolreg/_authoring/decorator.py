@@ -64,6 +64,11 @@ decoration, naming the function and the parameter. A first parameter named
 ``self`` or ``cls`` is left out (decorate the bound method). pydantic is
 optional: it is used only for pydantic's own types, which cannot exist without it.
 
+**The call's context.** A parameter annotated ``toolreg.ToolContext`` (any
+name; ``ToolContext | None`` too) is not in the schema: each call gets a
+context whose ``report_progress`` and ``log`` reach whoever listens to the
+call (see ``toolreg._contract.tool_context``).
+
 **Calls.** The handler is ``handler(args: dict, **context)``; the context
 keyword arguments that hosts pass to dispatch are not given to the function.
 Each argument is converted to the declared type: enum values to members,
@@ -222,6 +227,9 @@ def _preparer(spec: FunctionSchema) -> Callable[[Any], Call | str]:
     params = spec.params
     known = dict.fromkeys(p.name for p in params)  # ordered, for the message
     tool_name = spec.name
+    context_param = spec.context_param
+    if context_param is not None:
+        from .._contract.tool_context import context_for
 
     def refuse(problem: str) -> str:
         return invalid_arguments(tool_name, problem)
@@ -255,6 +263,8 @@ def _preparer(spec: FunctionSchema) -> Callable[[Any], Call | str]:
                     keywords[param.name] = value
         except Invalid as exc:
             return refuse(str(exc))
+        if context_param is not None:
+            keywords[context_param] = context_for(tool_name)
         return positional, keywords
 
     return prepare

@@ -21,10 +21,11 @@ import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 import docstring_parser
 
+from .._contract.tool_context import ToolContext
 from .schema_metadata import apply_metadata
 from .tool_args import Convert, Converters
 from .tool_json import to_jsonable
@@ -62,6 +63,8 @@ class FunctionSchema:
     is_async: bool
     #: The resolved return annotation (``inspect.Signature.empty`` when there is none).
     returns: Any = inspect.Signature.empty
+    #: The parameter annotated ``ToolContext`` (given the call's context, not in the schema).
+    context_param: str | None = None
 
 
 def function_schema(
@@ -88,6 +91,7 @@ def function_schema(
     converters = Converters()
     properties: dict[str, Any] = {}
     params: list[Param] = []
+    context_param: str | None = None
     for index, param in enumerate(signature.parameters.values()):
         if index == 0 and param.name in _SKIPPED_FIRST and not inspect.ismethod(func):
             continue  # an unbound method's receiver; a bound one has none
@@ -98,6 +102,14 @@ def function_schema(
                 "arguments, which a model cannot pass; declare each parameter by name"
             )
         annotation = hints.get(param.name, param.annotation)
+        if _is_context(annotation):
+            if context_param is not None or param.kind == param.POSITIONAL_ONLY:
+                raise TypeError(
+                    f"Tool {tool!r}: parameter {param.name!r} cannot take the ToolContext: "
+                    + ("it is positional-only" if context_param is None else "one is enough")
+                )
+            context_param = param.name
+            continue
         try:
             prop = builder.schema(annotation)
             convert = converters.build(annotation)
@@ -141,7 +153,16 @@ def function_schema(
         params=tuple(params),
         is_async=_is_async(target),
         returns=hints.get("return", signature.return_annotation),
+        context_param=context_param,
     )
+
+
+def _is_context(annotation: Any) -> bool:
+    """``ToolContext``, or ``ToolContext | None``."""
+    if annotation is ToolContext:
+        return True
+    members = get_args(annotation)
+    return ToolContext in members and all(m in (ToolContext, type(None)) for m in members)
 
 
 def _is_async(target: Any) -> bool:

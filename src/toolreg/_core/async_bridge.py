@@ -64,7 +64,13 @@ def _run_in_fresh_thread(coro: Coroutine[Any, Any, T], timeout: float | None) ->
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
 
-    worker = threading.Thread(target=run, name="toolreg-async-nested", daemon=True)
+    import contextvars
+
+    # The caller's context goes along, as it does to the shared loop's task.
+    context = contextvars.copy_context()
+    worker = threading.Thread(
+        target=context.run, args=(run,), name="toolreg-async-nested", daemon=True
+    )
     worker.start()
     worker.join(timeout)
     if worker.is_alive():

@@ -13,15 +13,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from types import CoroutineType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from .._contract.entry import DEFAULT_OPTIONS, ToolEntry
+from .._contract.entry import DEFAULT_OPTIONS
 from .._contract.results import (
     truncate,
-    type_name,
 )
-from .._contract.validation import Checker, compile_checker, invalid_arguments, parse_json_args
-from .async_bridge import run_coroutine
+from .._contract.tool_context import ProgressCallback, call_scope
+from .._contract.validation import compile_checker
 from .call_outcomes import (
     blocked,
     call_failed,
@@ -33,88 +32,23 @@ from .call_outcomes import (
     unknown,
 )
 from .callers import Callers
+from .dispatch_plan import (
+    DispatchHooks,
+    Plan,
+    awaited,
+    cancelled_from_outside,
+    checked,
+    dispatch_checked,
+    parsed,
+)
 from .table import ToolTable
-from .timeouts import await_with_deadline, call_with_deadline
-from .workers import WorkerInterrupt, contained
+from .timeouts import await_with_deadline
+from .workers import contained
+
+if TYPE_CHECKING:
+    from .tracing import Tracing
 
 logger = logging.getLogger("toolreg.dispatch")
-
-
-def _parsed(name: str, args: Any) -> tuple[Any, str | None]:
-    """Arguments as an object: JSON strings parsed, null as ``{}``, other mappings
-    copied to a dict (what validation and handlers take); or a tool_error."""
-    if isinstance(args, str):
-        return parse_json_args(name, str.__str__(args))
-    if args is None:
-        args = {}  # "no arguments" arrives as null from some providers
-    elif not isinstance(args, dict) and isinstance(args, Mapping):
-        args = dict(args)
-    return args, None
-
-
-def _checked(plan: _Plan, args: Any) -> tuple[Any, str | None]:
-    """Parse JSON-string arguments and validate them: (args, None) or (args, tool_error)."""
-    name = plan.entry.name
-    args, problem = _parsed(name, args)
-    if problem is not None:
-        return args, problem
-    if plan.check is not None:
-        problem = plan.check(args)
-        if problem is not None:
-            return args, problem
-    elif plan.validates and not isinstance(args, dict):
-        return args, invalid_arguments(
-            name, f"the arguments must be a JSON object, not {type_name(args)}"
-        )
-    return args, None
-
-
-class DispatchHooks(Protocol):
-    """What the plugin layer plugs into dispatch (see ``toolreg.hookspecs``)."""
-
-    def before(self, name: str, args: dict[str, Any]) -> str | None:
-        """A block message, or None to let the call through."""
-
-    def after(self, name: str, args: dict[str, Any], result: Any) -> str | dict[str, Any]:
-        """The result to return, after observers and transforms have run."""
-
-
-class _Plan:
-    """What dispatch needs for one entry, worked out once: the checker, the deadline."""
-
-    __slots__ = ("entry", "check", "validates", "timeout", "direct")
-
-    def __init__(
-        self, entry: ToolEntry, check: Checker | None, validates: bool, timeout: float | None
-    ) -> None:
-        self.entry = entry
-        self.check = check
-        self.validates = validates
-        self.timeout = timeout
-        #: Nothing to do but call the handler: the hot path.
-        self.direct = check is None and timeout is None and not entry.is_async
-
-
-def _dispatch_checked(plan: _Plan, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
-    """Dispatch with whatever the fast path skips: parsing, validation, deadline, async."""
-    entry = plan.entry
-    args, problem = _checked(plan, args)
-    if problem is not None:
-        return problem
-    try:
-        if plan.timeout is not None:
-            result = call_with_deadline(entry, args, kwargs, plan.timeout)
-        else:
-            result = entry.handler(args, **kwargs)
-            if entry.is_async:
-                result = run_coroutine(result)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:
-        return call_failed(plan.entry, plan.timeout, exc)
-    if type(result) is str:
-        return cap(entry, result)
-    return off_contract(entry, result)
 
 
 class Dispatcher:
@@ -124,19 +58,22 @@ class Dispatcher:
         self._table = table
         self._callers = callers
         self._dispatch_hooks: DispatchHooks | None = None
-        self._plans: dict[str, _Plan] = {}
+        self._tracing: Tracing | None = None
+        #: Hooks or tracing are on: the one test the fast path makes for both.
+        self._wrapped = False
+        self._plans: dict[str, Plan] = {}
         self._validation = True
 
     # -- plans ----------------------------------------------------------------
 
-    def _plan(self, name: str) -> _Plan | None:
+    def _plan(self, name: str) -> Plan | None:
         entry = self._table.live.get(name)
         if entry is None:
             return None
         options = self._table.get_options(name) or DEFAULT_OPTIONS
         validates = options.validate and self._validation
         check = compile_checker(entry) if validates else None
-        plan = _Plan(entry, check, validates, options.timeout)
+        plan = Plan(entry, check, validates, options.timeout)
         self._plans[name] = plan
         # A write that swapped the entry while we compiled already dropped the
         # old plan; drop ours too if it is stale, so it is never served.
@@ -162,22 +99,32 @@ class Dispatcher:
     # -- dispatch -------------------------------------------------------------
 
     def dispatch(
-        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
+        self,
+        name: str,
+        args: Mapping[str, Any] | str,
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
     ) -> str | dict[str, Any]:
         """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
 
+        ``progress(progress, total, message)`` hears what the tool reports
+        through its ``ToolContext``; other keyword arguments go to the handler.
         Dispatch hooks, when a pack installed some, run around every call, however
         the method was obtained (a host may keep ``registry.dispatch`` from
         before plugins loaded).
         """
+        if progress is not None:
+            return self._dispatch_listened(name, args, progress, kwargs)
         try:
-            if self._dispatch_hooks is not None:
-                return self._hooked_dispatch(name, args, kwargs)
+            if self._wrapped:
+                return self._wrapped_dispatch(name, args, None, kwargs)
             plan = self._plans.get(name) or self._plan(name)
             if plan is None:
                 return unknown(name)
             if not plan.direct or type(args) is not dict:
-                return _dispatch_checked(plan, args, kwargs)
+                return dispatch_checked(plan, args, kwargs)
             entry = plan.entry
             try:
                 result = entry.handler(args, **kwargs) if kwargs else entry.handler(args)
@@ -196,16 +143,100 @@ class Dispatcher:
         except BaseException as exc:
             return internal(name, exc)
 
+    def _dispatch_listened(
+        self, name: str, args: Any, progress: ProgressCallback, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        # The scope is bound around the whole call (hooks too) and reaches the
+        # handler's thread, a deadline's worker and an async handler's task.
+        with call_scope(name if type(name) is str else "", progress):
+            return self.dispatch(name, args, **kwargs)
+
+    def dispatch_call(self, name: str, args: Any, call_id: str | None) -> str | dict[str, Any]:
+        """``dispatch`` of one call of a batch; ``call_id`` names it in traces."""
+        if self._tracing is None:
+            return self.dispatch(name, args)
+        try:
+            return self._wrapped_dispatch(name, args, call_id, {})
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            return internal(name, exc)
+
+    async def adispatch_call(
+        self, name: str, args: Any, call_id: str | None
+    ) -> str | dict[str, Any]:
+        if self._tracing is None:
+            return await self.adispatch(name, args)
+        try:
+            return await self._wrapped_adispatch(name, args, call_id, {})
+        except BaseException as exc:
+            if cancelled_from_outside(exc):
+                raise
+            return internal(name, exc)
+
+    def _wrapped_dispatch(
+        self, name: Any, args: Any, call_id: str | None, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        tracing = self._tracing
+        if tracing is None:
+            return self._hooked_dispatch(name, args, kwargs)
+        return tracing.run(name, call_id, lambda: self._hooked_dispatch(name, args, kwargs))
+
+    async def _wrapped_adispatch(
+        self, name: Any, args: Any, call_id: str | None, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        tracing = self._tracing
+        if tracing is None:
+            return await self._hooked_adispatch(name, args, kwargs)
+        return await tracing.arun(name, call_id, lambda: self._hooked_adispatch(name, args, kwargs))
+
+    @property
+    def traced(self) -> bool:
+        return self._tracing is not None
+
+    def enable_tracing(self, *, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        from .tracing import Tracing  # imported on use: it imports opentelemetry
+
+        self.set_tracing(Tracing(tracer_provider, meter_provider))
+
+    def disable_tracing(self) -> None:
+        self.set_tracing(None)
+
+    def set_tracing(self, tracing: Tracing | None) -> None:
+        """Report every dispatch to ``tracing`` (None: stop). Host only.
+
+        A ``tracing`` that is not live (no OpenTelemetry SDK configured) is not
+        installed: dispatch stays as fast as without it.
+        """
+        self._callers.require_host("change tracing")
+        if tracing is not None and not tracing.live:
+            logger.warning(
+                "enable_tracing: no OpenTelemetry SDK is configured, so tool calls are not "
+                "traced; call it after setting the tracer and meter providers, or pass them"
+            )
+            tracing = None
+        self._tracing = tracing
+        self._wrapped = self._dispatch_hooks is not None or tracing is not None
+
     async def adispatch(
-        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
+        self,
+        name: str,
+        args: Mapping[str, Any] | str,
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
     ) -> str | dict[str, Any]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread."""
+        if progress is not None:
+            with call_scope(name if type(name) is str else "", progress):
+                return await self.adispatch(name, args, **kwargs)
         try:
-            if self._dispatch_hooks is not None:
-                return await self._hooked_adispatch(name, args, kwargs)
+            if self._wrapped:
+                return await self._wrapped_adispatch(name, args, None, kwargs)
             return await self._adispatch(name, args, kwargs)
         except BaseException as exc:
-            if _cancelled_from_outside(exc):
+            if cancelled_from_outside(exc):
                 raise
             return internal(name, exc)
 
@@ -216,22 +247,22 @@ class Dispatcher:
         if plan is None:
             return unknown(name)
         entry = plan.entry
-        args, problem = _checked(plan, args)
+        args, problem = checked(plan, args)
         if problem is not None:
             return problem
         try:
             if plan.timeout is not None:
                 result = await await_with_deadline(entry, args, kwargs, plan.timeout)
             elif entry.is_async:
-                result = await _awaited(entry.handler(args, **kwargs))
+                result = await awaited(entry.handler(args, **kwargs))
             else:
                 import asyncio  # deferred: hosts that never go async never pay for it
 
                 result = await asyncio.to_thread(contained, entry.handler, args, **kwargs)
             if type(result) is CoroutineType:
-                result = await _awaited(result)
+                result = await awaited(result)
         except BaseException as exc:
-            if _cancelled_from_outside(exc):
+            if cancelled_from_outside(exc):
                 raise
             return call_failed(plan.entry, plan.timeout, exc)
         if type(result) is str:
@@ -242,6 +273,7 @@ class Dispatcher:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
         self._callers.require_host("change the dispatch hooks")
         self._dispatch_hooks = hooks
+        self._wrapped = hooks is not None or self._tracing is not None
 
     def _dispatch(
         self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
@@ -250,7 +282,7 @@ class Dispatcher:
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
             return unknown(name)
-        return _dispatch_checked(plan, args, kwargs)
+        return dispatch_checked(plan, args, kwargs)
 
     def _hooked_dispatch(
         self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
@@ -260,7 +292,7 @@ class Dispatcher:
             if hooks is None or type(name) is not str:
                 return self._dispatch(name, args, kwargs)
             # Hooks read the arguments as the handler will: never as a JSON string.
-            args, problem = _parsed(name, args)
+            args, problem = parsed(name, args)
             if problem is not None:
                 return problem
             refusal = hooks.before(name, args)
@@ -281,7 +313,7 @@ class Dispatcher:
         if hooks is None or type(name) is not str:
             return await self._adispatch(name, args, kwargs)
         try:
-            args, problem = _parsed(name, args)
+            args, problem = parsed(name, args)
             if problem is not None:
                 return problem
             # Hooks are synchronous and may block: keep them off the event loop.
@@ -294,26 +326,6 @@ class Dispatcher:
             after = await asyncio.to_thread(contained, hooks.after, name, args, result)
             return after if type(after) is str else hook_result(name, after)
         except BaseException as exc:
-            if _cancelled_from_outside(exc):
+            if cancelled_from_outside(exc):
                 raise
             return internal(name, exc)
-
-
-async def _awaited(coro: Any) -> Any:
-    """Await a handler's coroutine; its SystemExit or KeyboardInterrupt is its own failure."""
-    try:
-        return await coro
-    except (SystemExit, KeyboardInterrupt) as exc:
-        raise WorkerInterrupt(exc) from None
-
-
-def _cancelled_from_outside(exc: BaseException) -> bool:
-    """A CancelledError because the host cancelled our task, which must go through."""
-    import asyncio
-
-    if not isinstance(exc, asyncio.CancelledError):
-        return False
-    task = asyncio.current_task()
-    # Python 3.10 cannot tell the two apart: any cancellation then goes through.
-    cancelling = getattr(task, "cancelling", None)
-    return cancelling is None or cancelling() > 0

@@ -15,7 +15,7 @@ import contextlib
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import (
@@ -28,14 +28,16 @@ from .._contract.entry import (
     make_options,
 )
 from .._contract.schema_checks import check_registration, check_result_limit
+from .._contract.tool_context import ProgressCallback
 from .availability import Availability, Verdict
 from .callers import Callers
 from .decisions import Decision, DecisionLog
 from .definitions import Definitions
 from .dispatch import Dispatcher, DispatchHooks
+from .dispatch_many import Batches
 from .ownership import PluginPolicy
 from .table import ToolTable
-from .toolset_report import toolset_report, toolsets_available
+from .toolset_report import AvailabilityView
 
 if TYPE_CHECKING:
     from .._contract.definition_types import DefinitionFormat
@@ -56,6 +58,8 @@ class ToolRegistry:
         self._availability = Availability(clock, self._table.live_entries)
         self._definitions = Definitions(self._table, self._availability)
         self._dispatcher = Dispatcher(self._table, self._callers)
+        d = self._dispatcher
+        self._batches = Batches(d.dispatch, d.dispatch_call, d.adispatch_call, lambda: d.traced)
         self._table.on_change(self._table_changed)
         # The two calls a host makes every turn are the parts' own bound
         # methods: no registry frame between the caller and the work.
@@ -65,12 +69,26 @@ class ToolRegistry:
         # Typed per format in definition_api; the Definitions part's own methods.
         self.get_definition = self._definitions.get_definition  # type: ignore[assignment]
         self.get_definitions = self._definitions.get_definitions  # type: ignore[assignment]
+        callers = self._callers
+        self.get_plugin_policy = callers.policies.get
+        self.remove_plugin_override_policy = callers.unbind
+        self.acting_for = callers.acting_for
+        # For toolreg's own layers: PermissionError (recorded) when plugin code asks.
+        self._require_host = callers.require_host
+        self.enable_tracing = self._dispatcher.enable_tracing
+        self.disable_tracing = self._dispatcher.disable_tracing
+        self.dispatch_many = self._batches.dispatch_many
+        self.adispatch_many = self._batches.adispatch_many
+        view = AvailabilityView(self._table, self._availability)
+        for read in AvailabilityView.READS:  # annotated below, under "availability"
+            setattr(self, read, getattr(view, read))
 
     def _table_changed(self, names: Iterable[str]) -> None:
         # Under the writer lock, after the write is visible. A bulk write
         # swaps in a new dict: get_entry follows it.
         self.get_entry = self._table.live.get  # type: ignore[method-assign]
         self._dispatcher.forget(names)
+        self._batches.forget(names)
         self._definitions.forget(names)
 
     def __repr__(self) -> str:
@@ -273,41 +291,36 @@ class ToolRegistry:
         """
         return self._callers.bind(module_namespace, allowed, plugin_id, paths, tool_patterns, files)
 
-    def get_plugin_policy(self, module_namespace: str) -> PluginPolicy | None:
-        return self._callers.policies.get(module_namespace)
-
-    def remove_plugin_override_policy(self, module_namespace: str) -> None:
-        """Forget a namespace's policy (host only, like binding)."""
-        self._callers.unbind(module_namespace)
-
-    @contextlib.contextmanager
-    def acting_for(self, policy: PluginPolicy) -> Iterator[None]:
-        """Host code writing on a plugin's behalf: its writes pass that plugin's gate.
-
-        For tools whose code is not in this process (a process-isolated pack):
-        they are owned by, and judged as, ``policy``. Host only.
-        """
-        with self._callers.acting_for(policy):
-            yield
-
-    def _require_host(self, what: str) -> None:
-        """PermissionError (recorded) when plugin code asks for ``what``; for toolreg's layers."""
-        self._callers.require_host(what)
+    #: The policy bound for ``module_namespace``, or None.
+    get_plugin_policy: Callable[[str], PluginPolicy | None]
+    #: Forget a namespace's policy (host only, like binding).
+    remove_plugin_override_policy: Callable[[str], None]
+    #: ``with registry.acting_for(policy):`` host code writing on a plugin's behalf (a
+    #: process-isolated pack's tools): its writes are owned and judged as ``policy``'s.
+    acting_for: Callable[[PluginPolicy], contextlib.AbstractContextManager[None]]
 
     # -- dispatch -------------------------------------------------------------
 
     def dispatch(
-        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
+        self,
+        name: str,
+        args: Mapping[str, Any] | str,
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
     ) -> str | dict[str, Any]:
-        """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
-
-        Dispatch hooks, when a pack installed some, run around every call,
-        however the method was obtained.
-        """
-        return self._dispatcher.dispatch(name, args, **kwargs)
+        """Run tool ``name``; never raises (see ``Dispatcher.dispatch``)."""
+        return self._dispatcher.dispatch(name, args, progress=progress, **kwargs)
 
     def adispatch(
-        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
+        self,
+        name: str,
+        args: Mapping[str, Any] | str,
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
     ) -> Coroutine[Any, Any, str | dict[str, Any]]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread.
 
@@ -315,7 +328,21 @@ class ToolRegistry:
         second coroutine, a handler's GeneratorExit escaped ``adispatch``
         (``tests/_core/test_dispatch_properties.py`` found it).
         """
-        return self._dispatcher.adispatch(name, args, **kwargs)
+        return self._dispatcher.adispatch(name, args, progress=progress, **kwargs)
+
+    #: ``dispatch_many(calls, max_concurrency=8)``: run ``(name, args)`` or ``(name,
+    #: args, call_id)`` calls concurrently, results in call order. Each is a
+    #: ``dispatch`` of its own (hooks, its timeout, its errors as tool_error
+    #: results); ValueError for a ``max_concurrency`` below 1.
+    dispatch_many: Callable[..., list[str | dict[str, Any]]]
+    #: The async twin of ``dispatch_many``: async tools on the caller's loop.
+    adispatch_many: Callable[..., Coroutine[Any, Any, list[str | dict[str, Any]]]]
+
+    #: ``enable_tracing(*, tracer_provider=None, meter_provider=None)``: trace every
+    #: dispatch with OpenTelemetry (see ``toolreg.enable_tracing``). Host only.
+    enable_tracing: Callable[..., None]
+    #: Stop tracing dispatches. Host only.
+    disable_tracing: Callable[[], None]
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
@@ -351,39 +378,21 @@ class ToolRegistry:
         """``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic."""
         return self._definitions.get_definitions_json(tool_names, format=format, strict=strict)
 
-    # -- availability -------------------------------------------------------
+    # -- availability: the AvailabilityView part's own methods (toolset_report) --
 
-    def availability(self, name: str) -> Verdict:
-        """(available, reason) for one tool; unknown tools are unavailable."""
-        entry = self._table.live.get(name)
-        if entry is None:
-            return False, f"unknown tool {name!r}"
-        return self._availability.check(entry)
-
-    def is_tool_available(self, name: str) -> bool:
-        return self.availability(name)[0]
-
-    def invalidate_check_fn_cache(self) -> None:
-        """Forget cached check_fn results, so the next read probes afresh."""
-        self._availability.invalidate()
-
-    def is_toolset_available(self, toolset: str) -> bool:
-        """True when the toolset (or alias) has at least one available tool."""
-        tools, check = self._table.tools, self._availability.checker()
-        names = self.get_tool_names_for_toolset(toolset)
-        return any(check(tools[name])[0] for name in names if name in tools)
-
-    def check_toolset_requirements(self) -> dict[str, bool]:
-        """``{toolset: available}`` for every toolset."""
-        return toolsets_available(self._table.tools, self._availability.checker())
-
-    def get_available_toolsets(self) -> dict[str, dict[str, Any]]:
-        """Per toolset: available, its tools, what they require, and why not.
-
-        Built from one snapshot of the table: a toolset removed meanwhile is
-        either reported whole or not at all.
-        """
-        return toolset_report(self._table.tools, self._availability.checker())
+    #: ``availability(name)``: (available, reason) for one tool; unknown tools are unavailable.
+    availability: Callable[[str], Verdict]
+    #: ``is_tool_available(name)``: the first half of ``availability``.
+    is_tool_available: Callable[[str], bool]
+    #: Forget cached check_fn results, so the next read probes afresh.
+    invalidate_check_fn_cache: Callable[[], None]
+    #: ``is_toolset_available(toolset)``: True when it (or the alias) has an available tool.
+    is_toolset_available: Callable[[str], bool]
+    #: ``{toolset: available}`` for every toolset.
+    check_toolset_requirements: Callable[[], dict[str, bool]]
+    #: Per toolset: available, its tools, what they require, and why not; from one
+    #: snapshot of the table, so a toolset removed meanwhile is whole or absent.
+    get_available_toolsets: Callable[[], dict[str, dict[str, Any]]]
 
 
 #: The process-wide registry.

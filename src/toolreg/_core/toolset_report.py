@@ -1,12 +1,15 @@
-"""Per-toolset availability, read from one published table."""
+"""Availability as the registry reports it: per tool, and per toolset from one snapshot."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import ToolEntry
-from .availability import Verdict
+from .availability import Availability, Verdict
+
+if TYPE_CHECKING:
+    from .table import ToolTable
 
 Checker = Callable[[ToolEntry], Verdict]
 
@@ -47,3 +50,43 @@ def _by_toolset(tools: dict[str, ToolEntry]) -> dict[str, list[ToolEntry]]:
         entry = tools[name]
         grouped.setdefault(entry.toolset, []).append(entry)
     return dict(sorted(grouped.items()))
+
+
+class AvailabilityView:
+    """The registry's availability reads, over its table and its probes."""
+
+    #: The methods the registry hands out as its own.
+    READS = (
+        "availability",
+        "is_tool_available",
+        "invalidate_check_fn_cache",
+        "is_toolset_available",
+        "check_toolset_requirements",
+        "get_available_toolsets",
+    )
+
+    def __init__(self, table: ToolTable, availability: Availability) -> None:
+        self._table = table
+        self._availability = availability
+
+    def availability(self, name: str) -> Verdict:
+        entry = self._table.live.get(name)
+        if entry is None:
+            return False, f"unknown tool {name!r}"
+        return self._availability.check(entry)
+
+    def is_tool_available(self, name: str) -> bool:
+        return self.availability(name)[0]
+
+    def invalidate_check_fn_cache(self) -> None:
+        self._availability.invalidate()
+
+    def is_toolset_available(self, toolset: str) -> bool:
+        tools, check = self._table.tools, self._availability.checker()
+        return any(check(tools[name])[0] for name in self._table.names_in(toolset) if name in tools)
+
+    def check_toolset_requirements(self) -> dict[str, bool]:
+        return toolsets_available(self._table.tools, self._availability.checker())
+
+    def get_available_toolsets(self) -> dict[str, dict[str, Any]]:
+        return toolset_report(self._table.tools, self._availability.checker())

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from .._contract.results import describe_exception, tool_error
+from .._contract.tool_context import ProgressCallback
 from .._core.registry import ToolRegistry
 from .._mcp.server import ToolServer
 from .hook_runner import HookRunner, _block_message
@@ -86,10 +87,12 @@ class PackServer(ToolServer):
             tools += [hook_entry(hook) for hook, impls in implemented.items() if impls]
         return json.dumps(tools, ensure_ascii=False)
 
-    def dispatch(self, name: str, arguments: dict[str, Any]) -> str | dict[str, Any]:
+    def dispatch(
+        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
+    ) -> str | dict[str, Any]:
         if name.startswith(HOOK_PREFIX):
             return self.run_hook(name.removeprefix(HOOK_PREFIX), arguments)
-        return super().dispatch(name, arguments)
+        return super().dispatch(name, arguments, progress)
 
     def run_hook(self, hook: str, arguments: dict[str, Any]) -> str:
         """Run the pack's implementations of one dispatch hook: ``{"value": ...}`` as JSON.

@@ -38,6 +38,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.shared.exceptions import MCPError
 
 from .._contract.results import tool_error
+from .._contract.tool_context import ProgressCallback
 from .._contract.version import __version__
 from .._core.call_outcomes import unknown
 from .._core.registry import ToolRegistry
@@ -52,6 +53,7 @@ from .server_calls import (
 )
 from .server_http import http_app
 from .server_log import ServeLogs, relaying
+from .server_progress import progress_for_call
 from .server_results import StructuredResults
 
 logger = logging.getLogger("toolreg.serve")
@@ -183,14 +185,16 @@ class ToolServer:
             return False
         return self.registry.availability(name)[0]
 
-    def dispatch(self, name: str, arguments: dict[str, Any]) -> str | dict[str, Any]:
+    def dispatch(
+        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
+    ) -> str | dict[str, Any]:
         """``registry.dispatch`` for offered tools; the unknown-tool error for the rest."""
         if not self.is_offered(name):
             # The registry's own wording: a tool outside the set does not exist here.
             return unknown(name)
         keep = KEEP_STRUCTURED.set(True)  # a proxied MCP tool's structuredContent comes along
         try:
-            return self.registry.dispatch(name, arguments)
+            return self.registry.dispatch(name, arguments, progress=progress)
         finally:
             KEEP_STRUCTURED.reset(keep)
 
@@ -210,7 +214,8 @@ class ToolServer:
         # The calls' own thread pool, shared fairly between sessions (server_calls).
         request = ctx.request
         try:
-            async with self.logs.for_call(ctx):  # what the call logs goes to its client
+            # What the call logs, and its progress if the client asked, go to its client.
+            async with self.logs.for_call(ctx), progress_for_call(ctx) as progress:
                 result = await self.calls.run(
                     f"tools/call {params.name}",
                     session_key(request),
@@ -220,6 +225,7 @@ class ToolServer:
                     self.dispatch,
                     params.name,
                     params.arguments or {},
+                    progress,
                 )
         except ClientGone:  # nobody is left to read this answer
             result = tool_error("The client went away before the call started")

@@ -40,6 +40,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._contract.client_log import LEVELS, bound_client_log, current_client_log, level_of, rank
 from .._contract.results import clip
+from .._contract.tool_context import MCP_LEVEL
 from .server_calls import session_key
 
 logger = logging.getLogger("toolreg.serve")
@@ -118,18 +119,20 @@ class Outbox:
                         closed = self._closed
                         break
                     level, message, name = self._queue.popleft()
-                await self._send_quietly(level, message, name)
+                await send_quietly("a log message", self._send, level, message, name)
             if closed:
                 return
 
-    async def _send_quietly(self, level: str, message: str, name: str | None) -> None:
-        try:
-            await self._send(level, message, name)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass  # the client's stream is gone; the call's answer goes the same way
-        except Exception:
-            # Never log under toolreg here: the relay would send that record too.
-            logging.getLogger("mcp").debug("could not send a log message", exc_info=True)
+
+async def send_quietly(what: str, send: Callable[..., Awaitable[None]], *args: Any) -> None:
+    """``await send(*args)``; a client that is gone or a failed send is no error of the call."""
+    try:
+        await send(*args)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        pass  # the client's stream is gone; the call's answer goes the same way
+    except Exception:
+        # Never log under toolreg here: the relay would send that record too.
+        logging.getLogger("mcp").debug("could not send %s", what, exc_info=True)
 
 
 def _sender(ctx: ServerRequestContext[Any], related: types.RequestId | None) -> Send:
@@ -273,7 +276,9 @@ class RecordRelay(logging.Handler):
                 # The exception's type and message, never a traceback: paths stay here.
                 exc = record.exc_info[1]
                 message = f"{message}: {type(exc).__name__}: {exc}"
-            sink.log(level_of(record.levelno), message, record.name)
+            # A ToolContext.log record carries its MCP level; Python's has fewer.
+            level = getattr(record, MCP_LEVEL, None) or level_of(record.levelno)
+            sink.log(level, message, record.name)
         except Exception:
             self.handleError(record)
         finally:

@@ -278,8 +278,15 @@ def cmd_call(args: argparse.Namespace) -> int:
     _require_tool(args.name)
     # A handler that prints (or a child process it starts) would mix its
     # chatter into the result on stdout.
-    with stdout_to_stderr():
-        result = registry.dispatch(args.name, tool_args)
+    from ._progress_bar import progress_bar
+
+    bar = progress_bar()  # before stdout goes to stderr: a TTY is judged as it is
+    try:
+        with stdout_to_stderr():
+            result = registry.dispatch(args.name, tool_args, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
     print(result if isinstance(result, str) else _render.to_json(result))
     return EXIT_FAILURE if is_tool_error(result) else EXIT_OK
 
