@@ -11,16 +11,21 @@ sync handler returning a short str) is a dict read, a call and a length check.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import CoroutineType
 from typing import Any, Protocol
 
 from .._contract.entry import DEFAULT_OPTIONS, ToolEntry
 from .._contract.results import (
-    truncate,
     type_name,
 )
-from .._contract.validation import Checker, compile_checker, invalid_arguments, parse_json_args
+from .._contract.simple_schemas import Acceptor
+from .._contract.validation import (
+    ArgumentCheck,
+    compile_checker,
+    invalid_arguments,
+    parse_json_args,
+)
 from .async_bridge import run_coroutine
 from .call_outcomes import (
     blocked,
@@ -56,6 +61,8 @@ def _checked(plan: _Plan, args: Any) -> tuple[Any, str | None]:
     if problem is not None:
         return args, problem
     if plan.check is not None:
+        if plan.accepts is not None and plan.accepts(args):
+            return args, None
         problem = plan.check(args)
         if problem is not None:
             return args, problem
@@ -77,19 +84,45 @@ class DispatchHooks(Protocol):
 
 
 class _Plan:
-    """What dispatch needs for one entry, worked out once: the checker, the deadline."""
+    """What dispatch needs for one entry, worked out once: the checks, the deadline."""
 
-    __slots__ = ("entry", "check", "validates", "timeout", "direct")
+    __slots__ = ("entry", "check", "accepts", "validates", "timeout")
 
     def __init__(
-        self, entry: ToolEntry, check: Checker | None, validates: bool, timeout: float | None
+        self,
+        entry: ToolEntry,
+        checking: ArgumentCheck | None,
+        validates: bool,
+        timeout: float | None,
     ) -> None:
         self.entry = entry
-        self.check = check
+        self.check = checking.check if checking is not None else None
+        self.accepts = checking.accepts if checking is not None else None
         self.validates = validates
         self.timeout = timeout
-        #: Nothing to do but call the handler: the hot path.
-        self.direct = check is None and timeout is None and not entry.is_async
+
+    def hot(self) -> _Hot:
+        """What ``dispatch`` unpacks on every call; see ``_Hot``."""
+        entry = self.entry
+        if self.timeout is not None or entry.is_async:
+            accepts: Acceptor | None = _never
+        elif self.check is None:
+            accepts = None
+        else:
+            accepts = self.accepts or _never
+        return (entry.handler, entry.max_result_size_chars, accepts, self)
+
+
+#: (handler, max_result_size_chars, accepts, plan), a plain tuple because
+#: unpacking one is the cheapest read. ``accepts`` None: any dict goes straight
+#: to the handler; else only arguments it says True to, and everything else
+#: takes the checked path with ``plan``.
+_Hot = tuple[Callable[..., Any], "int | None", "Acceptor | None", _Plan]
+
+
+def _never(args: Any) -> bool:
+    """The acceptor of plans that always take the checked path (a deadline, async, no acceptor)."""
+    return False
 
 
 def _dispatch_checked(plan: _Plan, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
@@ -109,6 +142,11 @@ def _dispatch_checked(plan: _Plan, args: Any, kwargs: dict[str, Any]) -> str | d
         raise
     except BaseException as exc:
         return call_failed(plan.entry, plan.timeout, exc)
+    return _finished(entry, result)
+
+
+def _finished(entry: ToolEntry, result: Any) -> str | dict[str, Any]:
+    """A result the fast path did not return as it is: cut to length, or held to the contract."""
     if type(result) is str:
         return cap(entry, result)
     return off_contract(entry, result)
@@ -121,26 +159,30 @@ class Dispatcher:
         self._table = table
         self._callers = callers
         self._dispatch_hooks: DispatchHooks | None = None
-        self._plans: dict[str, _Plan] = {}
+        self._plans: dict[str, _Hot] = {}
         self._validation = True
 
     # -- plans ----------------------------------------------------------------
 
-    def _plan(self, name: str) -> _Plan | None:
+    def _plan(self, name: str) -> _Hot | None:
         tools = self._table.tools
         entry = tools.get(name)
         if entry is None:
             return None
         options = self._table.get_options(name) or DEFAULT_OPTIONS
         validates = options.validate and self._validation
-        check = compile_checker(entry) if validates else None
-        plan = _Plan(entry, check, validates, options.timeout)
-        self._plans[name] = plan
+        checking = compile_checker(entry) if validates else None
+        hot = _Plan(entry, checking, validates, options.timeout).hot()
+        self._plans[name] = hot
         # A write that swapped the entry while we compiled already dropped the
         # old plan; drop ours too if it is stale, so it is never served.
         if self._table.tools.get(name) is not entry:
             self._plans.pop(name, None)
-        return plan
+        return hot
+
+    def _plan_of(self, name: str) -> _Plan | None:
+        hot = self._plans.get(name) or self._plan(name)
+        return None if hot is None else hot[3]
 
     def forget(self, names: Iterable[str]) -> None:
         """Drop the plans of tools a write changed (the table's change listener calls this)."""
@@ -169,24 +211,22 @@ class Dispatcher:
         try:
             if self._dispatch_hooks is not None:
                 return self._hooked_dispatch(name, args, kwargs)
-            plan = self._plans.get(name) or self._plan(name)
-            if plan is None:
-                return unknown(name)
-            if not plan.direct or type(args) is not dict:
-                return _dispatch_checked(plan, args, kwargs)
-            entry = plan.entry
+            # The hot path: every read is a local, every check a type or a None.
             try:
-                result = entry.handler(args, **kwargs) if kwargs else entry.handler(args)
+                handler, limit, accepts, plan = self._plans[name]
+            except KeyError:
+                return self._dispatch(name, args, kwargs)
+            if (type(args) is not dict) if accepts is None else not accepts(args):
+                return _dispatch_checked(plan, args, kwargs)
+            try:
+                result = handler(args, **kwargs) if kwargs else handler(args)
             except KeyboardInterrupt:
                 raise  # Ctrl-C, on the caller's own thread
             except BaseException as exc:
                 return failed(name, exc)
-            if type(result) is str:
-                limit = entry.max_result_size_chars
-                if limit is None or len(result) <= limit:
-                    return result
-                return truncate(result, limit)
-            return off_contract(entry, result)
+            if type(result) is str and (limit is None or len(result) <= limit):
+                return result
+            return _finished(plan.entry, result)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
@@ -208,7 +248,7 @@ class Dispatcher:
     async def _adispatch(
         self, name: str, args: Any, kwargs: dict[str, Any]
     ) -> str | dict[str, Any]:
-        plan = self._plans.get(name) or self._plan(name)
+        plan = self._plan_of(name)
         if plan is None:
             return unknown(name)
         entry = plan.entry
@@ -243,7 +283,7 @@ class Dispatcher:
         self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
     ) -> str | dict[str, Any]:
         """``dispatch`` without the hooks: the general path, which covers the fast one."""
-        plan = self._plans.get(name) or self._plan(name)
+        plan = self._plan_of(name)
         if plan is None:
             return unknown(name)
         return _dispatch_checked(plan, args, kwargs)
