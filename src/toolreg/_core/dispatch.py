@@ -4,8 +4,14 @@
 (``SystemExit`` included), results of the wrong type, and anything else that
 goes wrong come back as ``tool_error`` JSON, so one bad tool cannot take down
 the agent loop. The one exception that passes is a ``KeyboardInterrupt`` on the
-caller's own thread: that is how Ctrl-C reaches the host. The fast path (a
-sync handler returning a short str) is a dict read, a call and a length check.
+caller's own thread: that is how Ctrl-C reaches the host.
+
+The hot path (a sync handler, no deadline, a short str back) reads one tuple
+per tool, worked out on its first call: the handler, the length limit and
+the acceptor. Without validation any dict goes straight to the handler; with
+a simple schema, arguments the acceptor says yes to. Everything else (JSON
+text, a refusal, a deadline, async) takes the checked path, where the full
+validator gives the verdict and the message.
 """
 
 from __future__ import annotations
@@ -16,9 +22,7 @@ from types import CoroutineType
 from typing import Any, Protocol
 
 from .._contract.entry import DEFAULT_OPTIONS, ToolEntry
-from .._contract.results import (
-    type_name,
-)
+from .._contract.results import type_name
 from .._contract.simple_schemas import Acceptor
 from .._contract.validation import (
     ArgumentCheck,
@@ -161,6 +165,8 @@ class Dispatcher:
         self._dispatch_hooks: DispatchHooks | None = None
         self._plans: dict[str, _Hot] = {}
         self._validation = True
+        #: ``dispatch(name, args, /, **kwargs)``: see ``_hot_dispatch``.
+        self.dispatch = self._hot_dispatch()
 
     # -- plans ----------------------------------------------------------------
 
@@ -181,6 +187,7 @@ class Dispatcher:
         return hot
 
     def _plan_of(self, name: str) -> _Plan | None:
+        """The plan of tool ``name`` for the checked and async paths; None if unknown."""
         hot = self._plans.get(name) or self._plan(name)
         return None if hot is None else hot[3]
 
@@ -201,36 +208,48 @@ class Dispatcher:
 
     # -- dispatch -------------------------------------------------------------
 
-    def dispatch(self, name: str, args: dict[str, Any], /, **kwargs: Any) -> str | dict[str, Any]:
-        """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
+    def _hot_dispatch(self) -> Callable[..., str | dict[str, Any]]:
+        """``dispatch``, built as a plain function over this dispatcher's plans.
 
-        Dispatch hooks, when a pack installed some, run around every call, however
-        the method was obtained (a host may keep ``registry.dispatch`` from
-        before plugins loaded).
+        A plain function stored on the instance (and on the registry) is called
+        without making a bound method on every call, and reads the plans as a
+        closure variable rather than an attribute; ``self._plans`` is only
+        ever cleared, never rebound, so it stays the dict read here.
         """
-        try:
-            if self._dispatch_hooks is not None:
-                return self._hooked_dispatch(name, args, kwargs)
-            # The hot path: every read is a local, every check a type or a None.
+        plans = self._plans
+
+        def dispatch(name: str, args: dict[str, Any], /, **kwargs: Any) -> str | dict[str, Any]:
+            """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
+
+            Dispatch hooks, when a pack installed some, run around every call,
+            however the function was obtained (a host may keep
+            ``registry.dispatch`` from before plugins loaded).
+            """
             try:
-                handler, limit, accepts, plan = self._plans[name]
-            except KeyError:
-                return self._dispatch(name, args, kwargs)
-            if (type(args) is not dict) if accepts is None else not accepts(args):
-                return _dispatch_checked(plan, args, kwargs)
-            try:
-                result = handler(args, **kwargs) if kwargs else handler(args)
+                if self._dispatch_hooks is not None:
+                    return self._hooked_dispatch(name, args, kwargs)
+                # The hot path: every read is a local, every check a type or a None.
+                try:
+                    handler, limit, accepts, plan = plans[name]
+                except KeyError:
+                    return self._dispatch(name, args, kwargs)
+                if (type(args) is not dict) if accepts is None else not accepts(args):
+                    return _dispatch_checked(plan, args, kwargs)
+                try:
+                    result = handler(args, **kwargs) if kwargs else handler(args)
+                except KeyboardInterrupt:
+                    raise  # Ctrl-C, on the caller's own thread
+                except BaseException as exc:
+                    return failed(name, exc)
+                if type(result) is str and (limit is None or len(result) <= limit):
+                    return result
+                return _finished(plan.entry, result)
             except KeyboardInterrupt:
-                raise  # Ctrl-C, on the caller's own thread
+                raise
             except BaseException as exc:
-                return failed(name, exc)
-            if type(result) is str and (limit is None or len(result) <= limit):
-                return result
-            return _finished(plan.entry, result)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:
-            return internal(name, exc)
+                return internal(name, exc)
+
+        return dispatch
 
     async def adispatch(
         self, name: str, args: dict[str, Any], /, **kwargs: Any
