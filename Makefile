@@ -1,6 +1,6 @@
 # Two entry points, both working on a machine with nothing but python3:
 #   make demo   set up .venv, install toolreg, run a few tools
-#   make test   set up .venv with dev tools, lint, check formatting, run the tests
+#   make test   set up .venv with dev tools, lint, check formatting, type-check, run the tests
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -17,7 +17,7 @@ DEMO_PACKS = ./example_plugins/toolreg-sqlite ./example_plugins/toolreg-sandbox 
 DEMO_STAMP = $(VENV)/.toolreg-demo-installed
 DEV_STAMP = $(VENV)/.toolreg-dev-installed
 
-.PHONY: demo test lint install dev clean
+.PHONY: demo test typecheck test-scaleout lint install dev clean
 
 demo: $(DEMO_STAMP)
 	bash scripts/demo.sh $(BIN)
@@ -25,7 +25,19 @@ demo: $(DEMO_STAMP)
 test: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(MAKE) --no-print-directory typecheck
 	$(BIN)/python -m pytest tests/
+
+# What hosts copy (docs/examples) and the integrations, checked against the SDKs'
+# own types. Imported modules are read for their types but not reported on;
+# .mypy_cache keeps repeat runs to seconds.
+typecheck: $(DEV_STAMP)
+	$(BIN)/mypy --strict --follow-imports=silent docs/examples src/toolreg/integrations
+
+# Three stateless replicas behind HAProxy, one killed mid-run (about a minute;
+# needs the haproxy binary, else it skips and says why). CI runs it after `test`.
+test-scaleout: $(DEV_STAMP)
+	$(BIN)/python -m pytest -m scaleout -rA tests/_mcp/test_scaleout.py
 
 install: $(DEMO_STAMP)
 dev: $(DEV_STAMP)
@@ -50,4 +62,4 @@ $(DEV_STAMP): pyproject.toml $(BIN)/pip
 	touch $@
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -26,6 +26,14 @@ same two run, plus ``toolreg serve`` with a bearer token
 request. Both toolreg columns pay the Host/Origin check; the token column
 adds the token check. The bare server has the SDK's own Host/Origin check.
 
+Both transports are measured twice: with the SDK's default negotiation
+(2026-07-28) and with ``mode="legacy"`` clients (the ``initialize`` handshake,
+2025-11-25). Only the second pays for what toolreg does for handshake-era
+sessions on every call: the call's log outbox (a client's default level is
+``warning``, so every call has one) and, over HTTP, the event store that
+keeps each stream's events for a client that resumes (the bare server keeps
+none).
+
 How to read it: the ratio of ``tools/call`` is the cost of toolreg's layer
 (offered-set check, argument validation, dispatch, fair-share admission,
 result conversion) over the SDK's own tool machinery, which also runs a sync
@@ -122,7 +130,12 @@ async def _time_cases(
 
 
 async def _measure_stdio(
-    toolreg_args: list[str], bare_args: list[str], env: dict[str, str], calls: int, warmup: int
+    toolreg_args: list[str],
+    bare_args: list[str],
+    env: dict[str, str],
+    calls: int,
+    warmup: int,
+    mode: str = "auto",
 ) -> dict[str, dict[str, list[float]]]:
     from contextlib import AsyncExitStack
 
@@ -137,7 +150,8 @@ async def _measure_stdio(
         for label, args in (("toolreg serve", toolreg_args), ("bare MCPServer", bare_args)):
             params = StdioServerParameters(command=sys.executable, args=args, env=env)
             start = time.perf_counter()
-            client = await stack.enter_async_context(Client(stdio_client(params, errlog=devnull)))
+            transport = stdio_client(params, errlog=devnull)
+            client = await stack.enter_async_context(Client(transport, mode=mode))
             tools = (await client.list_tools()).tools
             samples.setdefault("startup (spawn to first tools/list)", {})[label] = [
                 time.perf_counter() - start
@@ -167,7 +181,12 @@ def _wait_until_accepting(port: int, process: subprocess.Popen[bytes]) -> None:
 
 
 async def _measure_http(
-    toolreg_args: list[str], bare_args: list[str], env: dict[str, str], calls: int, warmup: int
+    toolreg_args: list[str],
+    bare_args: list[str],
+    env: dict[str, str],
+    calls: int,
+    warmup: int,
+    mode: str = "auto",
 ) -> dict[str, dict[str, list[float]]]:
     from contextlib import AsyncExitStack
 
@@ -201,7 +220,8 @@ async def _measure_http(
             http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers))
             url = f"http://127.0.0.1:{port}/mcp"
             transport = streamable_http_client(url, http_client=http)
-            clients[label] = await stack.enter_async_context(Client(transport, cache=None))
+            client = Client(transport, cache=None, mode=mode)
+            clients[label] = await stack.enter_async_context(client)
         await _time_cases(clients, calls, warmup, samples)
     return samples
 
@@ -260,13 +280,19 @@ def main(argv: list[str] | None = None) -> int:
                 f"timing {calls} interleaved calls per server after {warmup} warm-up calls...",
                 file=sys.stderr,
             )
-            stdio = anyio.run(_measure_stdio, toolreg_args, bare_args, env, calls, warmup)
-            http = anyio.run(_measure_http, toolreg_args, bare_args, env, calls, warmup)
+            eras = (("auto", ""), ("legacy", ", handshake-era clients (2025-11-25)"))
+            transports = (("stdio", _measure_stdio), ("streamable HTTP", _measure_http))
+            tables = []
+            for mode, era in eras:
+                for name, measure_one in transports:
+                    samples = anyio.run(
+                        measure_one, toolreg_args, bare_args, env, calls, warmup, mode
+                    )
+                    tables.append((name + era, samples))
         print_header()
-        print("\nstdio")
-        _report(stdio)
-        print("\nstreamable HTTP on 127.0.0.1")
-        _report(http)
+        for title, samples in tables:
+            print(f"\n{title}")
+            _report(samples)
 
     return run_reporting(measure)
 

@@ -9,9 +9,11 @@ benchmarks/README.md.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import math
+import platform
 import sys
 import time
 import timeit
@@ -193,3 +195,34 @@ def run_case(results: list[Result], name: str, fn: Callable[[], list[Result]]) -
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
         results.append(Result(name, None, error=f"{type(exc).__name__}: {exc}"))
+
+
+def parse_run(description: str, argv: list[str] | None) -> tuple[argparse.Namespace, Config]:
+    """The ``--quick`` and ``--json PATH`` options every script takes, and the run size."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke run")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+    return args, (QUICK if args.quick else FULL)
+
+
+def report(results: list[Result], args: argparse.Namespace, cfg: Config, started: float) -> None:
+    """The table on stdout, the interpreter and run time, and the JSON file when asked."""
+    elapsed = time.perf_counter() - started
+    print()
+    print_table(results)
+    print(f"\n{sys.implementation.name} {platform.python_version()}, {elapsed:.1f} s")
+    if args.json:
+        meta = {
+            "python": platform.python_version(),
+            "implementation": sys.implementation.name,
+            "platform": platform.platform(),
+            "quick": args.quick,
+            "config": asdict(cfg),
+            "elapsed_s": round(elapsed, 2),
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+        try:
+            write_json(args.json, results, meta)
+        except OSError as exc:
+            print(f"cannot write {args.json}: {exc}", file=sys.stderr)

@@ -21,6 +21,15 @@ P = ParamSpec("P")
 _MISSING: Any = object()
 
 
+#: MCP's hints for a tool that can change anything, anywhere: a shell command, an HTTP POST.
+UNBOUNDED_HINTS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+
+
 class ArgError(ValueError):
     """An argument that is missing, of the wrong type or out of range."""
 

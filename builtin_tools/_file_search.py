@@ -17,8 +17,6 @@ import stat
 from collections.abc import Iterator
 from typing import Any
 
-import regex
-
 from toolreg import tool_error, tool_result
 from toolreg._contract.bounded_regex import RegexTimeout, time_budget
 from toolreg.workspace import DIR_FLAGS, FILE_FLAGS, Opened, open_file_or_directory
@@ -118,6 +116,8 @@ def search_files(args: dict[str, Any], **_: Any) -> str:
     path = str_arg(args, "path", ".")
     name_glob = str_arg(args, "glob", "*") or "*"
     max_results = int_arg(args, "max_results", 200, minimum=1, maximum=MAX_SEARCH_RESULTS)
+    import regex  # loaded by the first search, not when the tool registers
+
     try:
         matcher = LineMatcher(pattern)
     except regex.error as exc:

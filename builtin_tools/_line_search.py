@@ -16,8 +16,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import regex
-
 from toolreg._contract.bounded_regex import BoundedPattern
 
 _LEADING_FLAGS = re.compile(r"\(\?[aimsu]+\)")
@@ -31,6 +29,8 @@ class LineMatcher:
     __slots__ = ("_line", "_whole")
 
     def __init__(self, pattern: str) -> None:
+        import regex  # loaded by the first search, not when the tools register
+
         self._line = BoundedPattern(pattern)
         flags = _LEADING_FLAGS.match(pattern)
         body = pattern[flags.end() :] if flags else pattern

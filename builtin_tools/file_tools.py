@@ -20,10 +20,18 @@ from ._file_search import MAX_SEARCH_RESULTS
 
 _REL = "Relative paths are taken from the workspace root; paths outside it are refused."
 
+# MCP's hints. All five stay inside the workspace: a closed world.
+_READS = {"readOnlyHint": True, "openWorldHint": False}
+
 
 # The limits in these docstrings are _file_ops' MAX_READ_LINES, MAX_READ_CHARS,
 # MAX_LINE_CHARS and MAX_LIST_ENTRIES; keep them in step.
-@registry.tool(toolset="file", emoji="📖", check_fn=supports_descriptor_paths)
+@registry.tool(
+    toolset="file",
+    emoji="📖",
+    check_fn=supports_descriptor_paths,
+    annotations={"title": "Read file", **_READS},
+)
 def read_file(
     path: Annotated[str, f"File to read. {_REL}"],
     offset: Annotated[int, {"minimum": 1}] = 1,
@@ -44,7 +52,12 @@ def read_file(
     return _file_ops.read_file({"path": path, "offset": offset, "limit": limit})
 
 
-@registry.tool(toolset="file", emoji="📂", check_fn=supports_descriptor_paths)
+@registry.tool(
+    toolset="file",
+    emoji="📂",
+    check_fn=supports_descriptor_paths,
+    annotations={"title": "List directory", **_READS},
+)
 def list_directory(path: Annotated[str, f"Directory to list. {_REL}"] = ".") -> str:
     """List a directory's entries, sorted by name.
 
@@ -62,8 +75,8 @@ def _path(what: str, default: str | None = None) -> dict[str, Any]:
     return prop
 
 
-# (name, handler, emoji, description, properties, required)
-_TOOLS: list[tuple[str, Any, str, str, dict[str, Any], list[str]]] = [
+# (name, handler, emoji, description, properties, required, annotations)
+_TOOLS: list[tuple[str, Any, str, str, dict[str, Any], list[str], dict[str, Any]]] = [
     (
         "write_file",
         _file_ops.write_file,
@@ -76,6 +89,8 @@ _TOOLS: list[tuple[str, Any, str, str, dict[str, Any], list[str]]] = [
             "content": {"type": "string", "description": "The complete new file content."},
         },
         ["path", "content"],
+        # Overwrites whatever was there; the same content twice leaves the same file.
+        {"title": "Write file", "destructiveHint": True, "idempotentHint": True},
     ),
     (
         "edit_file",
@@ -97,6 +112,8 @@ _TOOLS: list[tuple[str, Any, str, str, dict[str, Any], list[str]]] = [
             },
         },
         ["path", "old_string", "new_string"],
+        # A second identical call finds nothing to replace, or replaces again.
+        {"title": "Edit file", "destructiveHint": True, "idempotentHint": False},
     ),
     (
         "search_files",
@@ -125,10 +142,11 @@ _TOOLS: list[tuple[str, Any, str, str, dict[str, Any], list[str]]] = [
             },
         },
         ["pattern"],
+        {"title": "Search files", **_READS},
     ),
 ]
 
-for _name, _handler, _emoji, _description, _properties, _required in _TOOLS:
+for _name, _handler, _emoji, _description, _properties, _required, _hints in _TOOLS:
     registry.register(
         name=_name,
         toolset="file",
@@ -146,4 +164,5 @@ for _name, _handler, _emoji, _description, _properties, _required in _TOOLS:
         description=_description,
         emoji=_emoji,
         check_fn=supports_descriptor_paths,
+        annotations={"readOnlyHint": False, "openWorldHint": False, **_hints},
     )

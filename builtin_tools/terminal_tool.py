@@ -3,22 +3,24 @@
 Output is captured by reader threads that keep only the head and tail of each
 stream, so a command that prints gigabytes costs bounded memory. On timeout the
 command's whole process group is killed, so pipelines and children die with it.
+subprocess is imported by the first command, not when the tool registers.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import subprocess
 import threading
 import time
-from typing import IO, Annotated
+from typing import IO, TYPE_CHECKING, Annotated
 
 from toolreg import registry, tool_error, tool_result
 from toolreg.workspace import workspace_root
 
-from ._common import check_range, handler_of, reports_errors
+from ._common import UNBOUNDED_HINTS, check_range, handler_of, reports_errors
+
+if TYPE_CHECKING:
+    import subprocess
 
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
@@ -75,6 +77,8 @@ class _Capture:
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     if _POSIX:
+        import signal
+
         # start_new_session made the shell a group leader, so its pid is the group
         # id; this reaches grandchildren that proc.kill() would orphan. The group
         # may already be gone.
@@ -84,7 +88,13 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-@registry.tool(name="terminal", toolset="terminal", emoji="💻")
+@registry.tool(
+    name="terminal",
+    toolset="terminal",
+    emoji="💻",
+    # A shell command can do anything the user can, network included.
+    annotations={"title": "Terminal command", **UNBOUNDED_HINTS},
+)
 @reports_errors
 def run_command(
     command: str,
@@ -109,6 +119,8 @@ def run_command(
         return tool_error("command must not be empty")
     if "\0" in command:
         return tool_error("command must not contain NUL bytes")
+    import subprocess
+
     proc = subprocess.Popen(
         command,
         shell=True,

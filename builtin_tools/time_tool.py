@@ -1,19 +1,25 @@
 """Time tool (toolset ``time``): the current date and time in an IANA time zone.
 
 Models have no clock and a stale sense of "today"; this gives them one.
+datetime and zoneinfo are imported by the first call, not when the tool registers.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import TYPE_CHECKING
 
 from toolreg import registry, tool_error, tool_result
 
 from ._common import handler_of
 
+if TYPE_CHECKING:
+    import datetime as dt
+
 
 def _zone(name: str) -> dt.tzinfo | None:
+    import datetime as dt
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):
@@ -29,7 +35,12 @@ def _format_offset(offset: dt.timedelta) -> str:
     return f"{sign}{hours:02d}:{mins:02d}"
 
 
-@registry.tool(name="current_time", toolset="time", emoji="🕒")
+@registry.tool(
+    name="current_time",
+    toolset="time",
+    emoji="🕒",
+    annotations={"title": "Current time", "readOnlyHint": True, "openWorldHint": False},
+)
 def current_time_in(timezone: str = "UTC") -> str:
     """Get the current date and time in an IANA time zone.
 
@@ -39,6 +50,8 @@ def current_time_in(timezone: str = "UTC") -> str:
     Args:
         timezone: IANA time zone name, e.g. 'UTC', 'Asia/Tokyo', 'America/Los_Angeles'.
     """
+    import datetime as dt
+
     name = timezone.strip() or "UTC"
     zone = _zone(name)
     if zone is None:

@@ -3,20 +3,23 @@
 HTTP error statuses are results, not failures: a 404 page is information the
 model can use. Only transport problems (bad URL, refused connection, timeout)
 are ``tool_error``. Redirects are followed for http/https targets only.
+
+urllib and http.client (with ssl and email behind them) are imported by the
+first request, not when the tool registers.
 """
 
 from __future__ import annotations
 
-import http.client
+import functools
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from toolreg import registry, tool_error, tool_result
 
-from ._common import check_range, handler_of, reports_errors
+from ._common import UNBOUNDED_HINTS, check_range, handler_of, reports_errors
+
+if TYPE_CHECKING:
+    import urllib.request
 
 DEFAULT_MAX_BYTES = 1_000_000
 MAX_MAX_BYTES = 10_000_000
@@ -26,15 +29,30 @@ USER_AGENT = "toolreg-http-request/0.1"
 _SCHEMES = ("http", "https")
 
 
-class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
-    """urllib would also follow a redirect to ftp://; refuse anything but http(s)."""
+@functools.cache
+def _http_only_redirects() -> type[urllib.request.HTTPRedirectHandler]:
+    """The redirect handler class, defined on first use with urllib itself."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
 
-    def redirect_request(
-        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
-    ) -> urllib.request.Request | None:
-        if urllib.parse.urlsplit(newurl).scheme.lower() not in _SCHEMES:
-            raise urllib.error.URLError(f"refused redirect to non-http(s) URL {newurl!r}")
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+    class HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
+        """urllib would also follow a redirect to ftp://; refuse anything but http(s)."""
+
+        def redirect_request(
+            self,
+            req: urllib.request.Request,
+            fp: Any,
+            code: int,
+            msg: str,
+            headers: Any,
+            newurl: str,
+        ) -> urllib.request.Request | None:
+            if urllib.parse.urlsplit(newurl).scheme.lower() not in _SCHEMES:
+                raise urllib.error.URLError(f"refused redirect to non-http(s) URL {newurl!r}")
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    return HttpOnlyRedirects
 
 
 def _read_capped(resp: Any, max_bytes: int, deadline: float) -> tuple[bytes, bool]:
@@ -73,7 +91,13 @@ def _joined_headers(headers: Any) -> dict[str, str]:
     return out
 
 
-@registry.tool(name="http_request", toolset="web", emoji="🌐")
+@registry.tool(
+    name="http_request",
+    toolset="web",
+    emoji="🌐",
+    # Any URL on the internet; a POST may change or delete what the server holds.
+    annotations={"title": "HTTP request", **UNBOUNDED_HINTS},
+)
 @reports_errors
 def send_http_request(
     url: str,
@@ -101,6 +125,11 @@ def send_http_request(
         timeout: Seconds allowed for connecting and reading the response.
         max_bytes: Maximum number of body bytes to read.
     """
+    import http.client
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
     url = url.strip()
     method = method.upper()
     check_range("timeout", timeout, minimum=0, maximum=MAX_TIMEOUT, exclusive_minimum=True)
@@ -118,7 +147,7 @@ def send_http_request(
     request.add_header("User-Agent", USER_AGENT)
     for key, value in (headers or {}).items():
         request.add_header(key, value)  # after the default, so the caller's value wins
-    opener = urllib.request.build_opener(_HttpOnlyRedirects)
+    opener = urllib.request.build_opener(_http_only_redirects())
     deadline = time.monotonic() + timeout
     try:
         try:

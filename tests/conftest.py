@@ -264,8 +264,8 @@ def http_server(serve_setup: ServeSetup) -> Iterator[Callable[..., HttpServer]]:
     """Starts ``toolreg serve --transport http`` subprocesses; stops them at teardown."""
     started: list[HttpServer] = []
 
-    def start(*extra: str, env: dict[str, str] | None = None) -> HttpServer:
-        started.append(HttpServer(serve_setup, *extra, env=env))
+    def start(*extra: str, env: dict[str, str] | None = None, serving: bool = True) -> HttpServer:
+        started.append(HttpServer(serve_setup, *extra, env=env, serving=serving))
         return started[-1]
 
     yield start
@@ -343,3 +343,50 @@ def conforms(typed_dict: Any, message: dict[str, Any]) -> None:
     validated = _materialise(adapter.validate_python(message))
     assert validated == message
     json.dumps(message)  # plain JSON types only
+
+
+@pytest.fixture
+def host_tool() -> Iterator[Callable[..., Any]]:
+    """Register host tools into the process-wide registry for one test, then remove them."""
+    from toolreg import registry
+
+    names: list[str] = []
+
+    def add(name: str, handler: Callable[..., Any], toolset: str = "cli-test", **kwargs: Any):
+        params = {"type": "object", "properties": {}}
+        schema = {"name": name, "description": f"test tool {name}", "parameters": params}
+        entry = registry.register(
+            name=name, toolset=toolset, schema=schema, handler=handler, **kwargs
+        )
+        names.append(name)
+        return entry
+
+    yield add
+    for name in names:
+        registry.deregister(name)
+
+
+#: A tool schema with what providers differ on: $defs, a nullable union, const, a numeric enum.
+RICH_SCHEMA: dict[str, Any] = {
+    "name": "plot",
+    "description": "Plot a point.",
+    "parameters": {
+        "type": "object",
+        "$defs": {
+            "Point": {
+                "type": "object",
+                "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                "required": ["x", "y"],
+                "additionalProperties": False,
+            }
+        },
+        "properties": {
+            "at": {"$ref": "#/$defs/Point"},
+            "label": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+            "kind": {"const": "scatter"},
+            "size": {"type": "integer", "enum": [1, 2, 4], "description": "Marker size."},
+        },
+        "required": ["at", "kind"],
+        "additionalProperties": False,
+    },
+}

@@ -1,11 +1,14 @@
-"""Running the ``toolreg`` CLI of the shared pack venv, as an operator would."""
+"""Running the ``toolreg`` CLI: in-process through ``main``, or the shared pack venv's."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
 from dists import PackVenv
+from toolreg.cli import main
 
 EXAMPLES = "toolreg-sqlite,toolreg-sandbox,toolreg-audit"
 
@@ -29,3 +32,19 @@ def write_config(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "toolreg.toml"
     path.write_text(text)
     return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run ``main`` in-process; return (exit code, stdout, stderr)."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(err: str, *fragments: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("toolreg: error: "), err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0]

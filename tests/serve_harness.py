@@ -3,6 +3,13 @@
 The plugin's ``demo`` toolset answers at once; its ``slow`` toolset's ``hold``
 tool writes ``start TAG`` to ``$HOLD_LOG``, waits until ``$HOLD_RELEASE``
 exists, then writes ``end TAG``, so a test can see which calls ran and when.
+Its ``chatter`` toolset logs: ``chatty`` once at each Python level on the
+``toolreg.demo`` logger (set to DEBUG, so the client's level is the only
+filter; ``timed_chatty`` the same from a worker thread, as it has a timeout),
+``flood`` ``count`` warnings, ``steps`` three warnings before and three after
+it waits for ``$HOLD_RELEASE``, and ``notice`` through ``log_to_client`` (it
+returns what that returned). ``RawSession`` speaks HTTP by hand, to drop and
+resume streams.
 """
 
 from __future__ import annotations
@@ -16,17 +23,23 @@ import subprocess
 import sys
 import threading
 import urllib.request
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 PLUGIN = """\
+import json
+import logging
 import os
 import time
 from pathlib import Path
 
 from toolreg import registry
+from toolreg._contract.client_log import log_to_client
+
+demo_log = logging.getLogger("toolreg.demo")
+demo_log.setLevel(logging.DEBUG)
 
 print("demo plugin: import chatter that must not reach the protocol stream")
 
@@ -70,6 +83,49 @@ registry.register("greet", "demo", _schema("greet", name={"type": "string"}), _g
 registry.register("boom", "demo", _schema("boom"), _boom)
 registry.register("whoami", "demo", _schema("whoami"), lambda args: str(os.getpid()))
 registry.register("hold", "slow", _schema("hold", tag={"type": "string"}), _hold)
+
+
+def _chatty(args):
+    for level in ("debug", "info", "warning", "error"):
+        getattr(demo_log, level)("%s says %s", args["tag"], level)
+    return "chatted"
+
+
+def _flood(args):
+    for n in range(args["count"]):
+        demo_log.warning("flood %d", n)
+    return "flooded"
+
+
+def _steps(args):
+    for n in (1, 2, 3):
+        demo_log.warning("step %d", n)
+    release = Path(os.environ["HOLD_RELEASE"])
+    while not release.exists():
+        time.sleep(0.01)
+    for n in (4, 5, 6):
+        demo_log.warning("step %d", n)
+    return "stepped"
+
+
+def _notice(args):
+    sent = [log_to_client("notice", "a notice"), log_to_client("debug", "a debug line")]
+    return json.dumps(sent)
+
+
+registry.register("chatty", "chatter", _schema("chatty", tag={"type": "string"}), _chatty)
+registry.register(
+    "timed_chatty", "chatter", _schema("timed_chatty", tag={"type": "string"}), _chatty, timeout=30
+)
+registry.register("flood", "chatter", _schema("flood", count={"type": "integer"}), _flood)
+registry.register("steps", "chatter", _schema("steps"), _steps)
+registry.register("notice", "chatter", _schema("notice"), _notice)
+"""
+
+
+#: Appended to PLUGIN (then SIGHUP) to change the offered tools while serving.
+EXTRA_TOOL = """
+registry.register("late_tool", "demo", _schema("late_tool"), lambda args: "late")
 """
 
 
@@ -115,16 +171,26 @@ class ServeSetup:
     def release_holds(self) -> None:
         Path(self.env["HOLD_RELEASE"]).touch()
 
-    def close(self) -> None:
+    def close(self, *, show_log: bool = True) -> None:
         self.release_holds()  # no hold call may outlive the test
         for log in self.logs:
             log.close()
-        if self.log_path.exists():
+        if show_log and self.log_path.exists():
             print("---- toolreg serve stderr ----\n" + self.log_path.read_text())
 
 
 def serve_args(setup: ServeSetup, *extra: str) -> list[str]:
     return ["-m", "toolreg", "serve", "--config", str(setup.config), *extra]
+
+
+def stdio_client_for(setup: ServeSetup, *extra: str) -> Any:
+    """An SDK stdio transport that starts ``toolreg serve``; its stderr goes to a file."""
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=serve_args(setup, *extra), env=setup.env, cwd=setup.tmp
+    )
+    return stdio_client(params, errlog=setup.open_log())
 
 
 def run(main_fn: Callable[[], Awaitable[None]], timeout: float = 30) -> None:
@@ -142,9 +208,19 @@ def text_of(result: Any) -> str:
 
 
 class HttpServer:
-    """``toolreg serve --transport http --port 0`` in a subprocess; finds its URL on stderr."""
+    """``toolreg serve --transport http --port 0`` in a subprocess; finds its URL on stderr.
 
-    def __init__(self, setup: ServeSetup, *extra: str, env: dict[str, str] | None = None) -> None:
+    It waits for the "serving" line (tools loaded) unless ``serving`` is False:
+    then it returns as soon as the socket listens, while the tools still load.
+    """
+
+    def __init__(
+        self,
+        setup: ServeSetup,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        serving: bool = True,
+    ) -> None:
         self.log = setup.open_log()
         self.proc = subprocess.Popen(
             [sys.executable, *serve_args(setup, "--transport", "http", "--port", "0", *extra)],
@@ -157,10 +233,15 @@ class HttpServer:
         )
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
-        self.url = ""
-        while not self.url:
-            found = re.search(r" at (http://\S+/mcp)", self.next_line("its URL"))
-            self.url = found.group(1) if found else ""
+        found = re.search(r"listening on (http://\S+)", self.wait_for_line("listening on http"))
+        assert found is not None
+        self.url = found.group(1) + "/mcp"
+        if serving:
+            self.wait_serving()
+
+    def wait_serving(self) -> None:
+        """Wait for the line that says the tools are loaded and served."""
+        self.wait_for_line(r" at http://\S+/mcp")
 
     def _pump(self) -> None:
         assert self.proc.stderr is not None
@@ -196,23 +277,136 @@ class HttpServer:
 
     def status(self, method: str, path: str, headers: dict[str, str]) -> int:
         """The HTTP status of one raw request; ``headers`` may override ``Host``."""
+        return self.fetch(method, path, headers)[0]
+
+    def fetch(
+        self, method: str, path: str, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes, http.client.HTTPMessage]:
+        """Status, body and headers of one raw request.
+
+        ``headers`` may override ``Host``, or drop it with ``{"Host": ""}``.
+        """
+        headers = dict(headers or {})
         host, _, port = self.authority.rpartition(":")
         connection = http.client.HTTPConnection(host.strip("[]"), int(port), timeout=10)
         try:
             body = b"{}" if method == "POST" else None
             connection.putrequest(method, path, skip_host="Host" in headers)
+            if headers.get("Host") == "":
+                del headers["Host"]
             for name, value in {"Content-Type": "application/json", **headers}.items():
                 connection.putheader(name, value)
             connection.endheaders(body)
-            return connection.getresponse().status
+            reply = connection.getresponse()
+            return reply.status, reply.read(), reply.headers
         finally:
             connection.close()
 
+    def probe(self, path: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        """``GET path``: the status and the JSON body."""
+        status, body, _ = self.fetch("GET", path, headers)
+        return status, json.loads(body)
+
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
+
+
+def stop_process(proc: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL if it has not ended within 10 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+SSE_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@dataclass
+class SseEvent:
+    """One server-sent event: its ``id``, ``retry`` and ``data`` (JSON, or "" when priming)."""
+
+    id: str | None = None
+    retry: int | None = None
+    data: str = ""
+
+    @property
+    def message(self) -> dict[str, Any]:
+        return json.loads(self.data)
+
+
+def read_events(stream: Any) -> Iterator[SseEvent]:
+    """The events of an open httpx2 streaming response, as they arrive."""
+    event = SseEvent()
+    for line in stream.iter_lines():
+        if not line:
+            if event.id is not None or event.data:
+                yield event
+            event = SseEvent()
+            continue
+        field_name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field_name == "id":
+            event.id = value
+        elif field_name == "retry":
+            event.retry = int(value)
+        elif field_name == "data":
+            event.data += value
+
+
+class RawSession:
+    """A handshake-era HTTP session spoken by hand, so a test can drop and resume streams."""
+
+    def __init__(self, url: str, protocol: str = "2025-11-25") -> None:
+        import httpx2
+
+        self.url = url
+        self.protocol = protocol
+        self.streams: list[tuple[Any, Any]] = []
+        with httpx2.Client(headers=SSE_HEADERS, timeout=10) as connection:
+            reply = connection.post(url, json=self.request(0, "initialize", self._init_params()))
+            reply.raise_for_status()
+            self.id = reply.headers.get("mcp-session-id")  # None when stateless
+            self.headers = {**SSE_HEADERS, "mcp-protocol-version": protocol}
+            if self.id is not None:
+                self.headers["mcp-session-id"] = self.id
+            notice = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            connection.post(url, json=notice, headers=self.headers).raise_for_status()
+
+    @staticmethod
+    def request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+    def _init_params(self) -> dict[str, Any]:
+        client = {"name": "raw", "version": "1"}
+        return {"protocolVersion": self.protocol, "capabilities": {}, "clientInfo": client}
+
+    def _open(self, method: str, **kwargs: Any) -> Any:
+        """A streaming request on a connection of its own, left open until :meth:`drop`."""
+        import httpx2
+
+        connection = httpx2.Client(headers=self.headers, timeout=10)
+        stream = connection.stream(method, self.url, **kwargs)
+        reply = stream.__enter__()
+        reply.raise_for_status()
+        self.streams.append((connection, stream))
+        return reply
+
+    def start_call(self, request_id: int, tool: str, args: dict[str, Any]) -> Any:
+        """POST a tools/call and leave its answer stream open; the open response."""
+        body = self.request(request_id, "tools/call", {"name": tool, "arguments": args})
+        return self._open("POST", json=body)
+
+    def resume(self, last_event_id: str) -> Any:
+        """GET the stream again after ``last_event_id``; the open response."""
+        return self._open("GET", headers={"Last-Event-ID": last_event_id})
+
+    def drop(self) -> None:
+        """Close every connection, without ending the session (no DELETE): a crashed client."""
+        for connection, stream in self.streams:
+            stream.__exit__(None, None, None)
+            connection.close()
+        self.streams = []

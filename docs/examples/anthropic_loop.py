@@ -5,13 +5,15 @@ Run it with ANTHROPIC_API_KEY set: python docs/examples/anthropic_loop.py
 
 from __future__ import annotations
 
+from typing import Any
+
 from anthropic import Anthropic
 
 from toolreg import discover_builtin_tools, registry, tool_result_message
 
 
 def run(client: Anthropic, prompt: str, model: str = "claude-sonnet-4-5") -> str:
-    messages: list[dict] = [{"role": "user", "content": prompt}]
+    messages: list[Any] = [{"role": "user", "content": prompt}]
     while True:
         tools = registry.get_definitions(format="anthropic")
         response = client.messages.create(

@@ -14,16 +14,20 @@ from toolreg import discover_builtin_tools, registry, tool_result_message
 def run(client: genai.Client, prompt: str, model: str = "gemini-2.5-flash") -> str:
     contents: list[types.Content] = [types.Content(role="user", parts=[types.Part(text=prompt)])]
     while True:
-        declarations = registry.get_definitions(format="gemini")
+        declarations = [
+            types.FunctionDeclaration.model_validate(d)
+            for d in registry.get_definitions(format="gemini")
+        ]
         config = types.GenerateContentConfig(tools=[types.Tool(function_declarations=declarations)])
         response = client.models.generate_content(model=model, contents=contents, config=config)
         calls = response.function_calls
-        if not calls:
+        if not calls or not response.candidates or response.candidates[0].content is None:
             return response.text or ""
         contents.append(response.candidates[0].content)
         parts = [
-            tool_result_message(registry.dispatch(call.name, call.args or {}), "gemini",
-                                call_id=call.id, name=call.name)
+            types.Part.model_validate(tool_result_message(
+                registry.dispatch(call.name or "", call.args or {}), "gemini",
+                call_id=call.id, name=call.name))
             for call in calls
         ]  # fmt: skip
         contents.append(types.Content(role="user", parts=parts))

@@ -5,13 +5,15 @@ Run it with OPENAI_API_KEY set: python docs/examples/openai_chat_loop.py
 
 from __future__ import annotations
 
+from typing import Any
+
 from openai import OpenAI
 
 from toolreg import discover_builtin_tools, registry, tool_result_message
 
 
 def run(client: OpenAI, prompt: str, model: str = "gpt-4.1-mini") -> str:
-    messages: list[dict] = [{"role": "user", "content": prompt}]
+    messages: list[Any] = [{"role": "user", "content": prompt}]
     while True:
         tools = registry.get_definitions(format="openai")  # each turn: what is available now
         response = client.chat.completions.create(model=model, messages=messages, tools=tools)
@@ -20,6 +22,8 @@ def run(client: OpenAI, prompt: str, model: str = "gpt-4.1-mini") -> str:
             return message.content or ""
         messages.append(message.model_dump(exclude_none=True))
         for call in message.tool_calls:
+            if call.type != "function":
+                continue  # custom tools are not toolreg's
             # The arguments arrive as a JSON string; dispatch parses and validates them.
             result = registry.dispatch(call.function.name, call.function.arguments)
             messages.append(tool_result_message(result, "openai", call_id=call.id))

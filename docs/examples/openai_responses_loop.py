@@ -5,13 +5,15 @@ Run it with OPENAI_API_KEY set: python docs/examples/openai_responses_loop.py
 
 from __future__ import annotations
 
+from typing import Any
+
 from openai import OpenAI
 
 from toolreg import discover_builtin_tools, registry, tool_result_message
 
 
 def run(client: OpenAI, prompt: str, model: str = "gpt-4.1-mini") -> str:
-    items: list[dict] = [{"role": "user", "content": prompt}]
+    items: list[Any] = [{"role": "user", "content": prompt}]
     while True:
         tools = registry.get_definitions(format="openai-responses")
         response = client.responses.create(model=model, input=items, tools=tools)

@@ -2,46 +2,117 @@
 
 ``toolreg.registry`` is the process-wide :class:`ToolRegistry`; built-in tools,
 tool packs and MCP servers all write into it, and agent hosts read from it.
+
+Every public name is imported on first use (PEP 562), so ``import toolreg``
+costs next to nothing and each part loads only what it needs: the registry
+does not load the config reader, pluggy, the validators or the MCP SDK.
 """
 
-import typing as _typing
-
-from ._authoring.decorator import tool
-from ._contract.entry import ToolEntry, ToolOptions
-from ._contract.result_messages import tool_result_message
-from ._contract.results import is_tool_error, tool_error, tool_result
 from ._contract.version import __version__
-from ._core.decisions import Decision
-from ._core.dispatch import DispatchHooks
-from ._core.ownership import PluginPolicy
-from ._core.registry import ToolRegistry, registry
-from ._core.workers import worker_stats
-from ._discovery.builtins import discover_builtin_tools, get_discovery_failures
-from ._discovery.cache_files import get_cache_problems
-from ._loaders.api import get_plugin_host, load_plugins, reload_plugins, unload_plugin
-from ._loaders.hook_runner import HookFailure
-from ._loaders.plugins import PluginHost
-from ._loaders.report import PluginOutcome, PluginReport
-from ._mcp.api import MCP_MISSING as _MCP_MISSING
-from ._mcp.api import get_mcp_manager, start_mcp, stop_mcp
-from ._policy.config import Config, ConfigError, load_config, parse_config
-from ._policy.toolsets import apply_config, apply_toolset_config
-from .hookspecs import hookimpl
 
-if _typing.TYPE_CHECKING:
-    from ._mcp.client import McpManager
-    from ._mcp.session import ReconnectPolicy
+# typing itself costs more than the rest of this module: the constant stands
+# in for typing.TYPE_CHECKING, as type checkers understand.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._authoring.decorator import tool
+    from ._contract.definition_types import (
+        AnthropicToolDefinition,
+        DefinitionFormat,
+        GeminiFunctionDeclaration,
+        McpToolDefinition,
+        OpenAIFunction,
+        OpenAIResponsesToolDefinition,
+        OpenAIToolDefinition,
+    )
+    from ._contract.entry import ToolEntry, ToolOptions
+    from ._contract.result_messages import tool_result_message
+    from ._contract.results import is_tool_error, tool_error, tool_result
+    from ._core.decisions import Decision
+    from ._core.dispatch import DispatchHooks
+    from ._core.ownership import PluginPolicy
+    from ._core.registry import ToolRegistry, registry
+    from ._core.strict_tools import strict_arguments, strict_refusals
+    from ._core.workers import worker_stats
+    from ._discovery.builtins import discover_builtin_tools, get_discovery_failures
+    from ._discovery.cache_files import get_cache_problems
+    from ._loaders.api import get_plugin_host, load_plugins, reload_plugins, unload_plugin
+    from ._loaders.hook_runner import HookFailure
+    from ._loaders.plugins import PluginHost
+    from ._loaders.report import PluginOutcome, PluginReport
+    from ._mcp.api import get_mcp_manager, start_mcp, stop_mcp
+    from ._mcp.link import ReconnectPolicy
+    from ._mcp.manager import McpManager
+    from ._policy.apply_config import apply_config, apply_toolset_config
+    from ._policy.config import Config, ConfigError, load_config, parse_config
+    from .hookspecs import hookimpl
+del TYPE_CHECKING
 
-#: Public names whose modules need the optional MCP SDK: imported on first use.
-_LAZY = {"McpManager": "toolreg._mcp.client", "ReconnectPolicy": "toolreg._mcp.session"}
+#: Where each public name is defined, relative to this package.
+_SOURCES = {
+    "AnthropicToolDefinition": "._contract.definition_types",
+    "Config": "._policy.config",
+    "ConfigError": "._policy.config",
+    "Decision": "._core.decisions",
+    "DefinitionFormat": "._contract.definition_types",
+    "DispatchHooks": "._core.dispatch",
+    "GeminiFunctionDeclaration": "._contract.definition_types",
+    "HookFailure": "._loaders.hook_runner",
+    "McpManager": "._mcp.manager",
+    "McpToolDefinition": "._contract.definition_types",
+    "OpenAIFunction": "._contract.definition_types",
+    "OpenAIResponsesToolDefinition": "._contract.definition_types",
+    "OpenAIToolDefinition": "._contract.definition_types",
+    "PluginHost": "._loaders.plugins",
+    "PluginOutcome": "._loaders.report",
+    "PluginPolicy": "._core.ownership",
+    "PluginReport": "._loaders.report",
+    "ReconnectPolicy": "._mcp.link",
+    "ToolEntry": "._contract.entry",
+    "ToolOptions": "._contract.entry",
+    "ToolRegistry": "._core.registry",
+    "apply_config": "._policy.apply_config",
+    "apply_toolset_config": "._policy.apply_config",
+    "discover_builtin_tools": "._discovery.builtins",
+    "get_cache_problems": "._discovery.cache_files",
+    "get_discovery_failures": "._discovery.builtins",
+    "get_mcp_manager": "._mcp.api",
+    "get_plugin_host": "._loaders.api",
+    "hookimpl": ".hookspecs",
+    "is_tool_error": "._contract.results",
+    "load_config": "._policy.config",
+    "load_plugins": "._loaders.api",
+    "parse_config": "._policy.config",
+    "registry": "._core.registry",
+    "reload_plugins": "._loaders.api",
+    "start_mcp": "._mcp.api",
+    "stop_mcp": "._mcp.api",
+    "strict_arguments": "._core.strict_tools",
+    "strict_refusals": "._core.strict_tools",
+    "tool": "._authoring.decorator",
+    "tool_error": "._contract.results",
+    "tool_result": "._contract.results",
+    "tool_result_message": "._contract.result_messages",
+    "unload_plugin": "._loaders.api",
+    "worker_stats": "._core.workers",
+}
+
+#: Public names whose modules need the optional MCP SDK.
+_NEEDS_MCP = frozenset({"McpManager", "ReconnectPolicy"})
 
 __all__ = [
+    "AnthropicToolDefinition",
     "Config",
     "ConfigError",
     "Decision",
+    "DefinitionFormat",
     "DispatchHooks",
+    "GeminiFunctionDeclaration",
     "HookFailure",
     "McpManager",
+    "McpToolDefinition",
+    "OpenAIFunction",
+    "OpenAIResponsesToolDefinition",
+    "OpenAIToolDefinition",
     "PluginHost",
     "PluginOutcome",
     "PluginPolicy",
@@ -67,6 +138,8 @@ __all__ = [
     "reload_plugins",
     "start_mcp",
     "stop_mcp",
+    "strict_arguments",
+    "strict_refusals",
     "tool",
     "tool_error",
     "tool_result",
@@ -77,29 +150,45 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
+    source = _SOURCES.get(name)
+    if source is None:
         raise AttributeError(f"module 'toolreg' has no attribute {name!r}")
     import importlib
 
-    value: _typing.Any
     try:
-        value = getattr(importlib.import_module(module), name)
+        module = importlib.import_module(source, __name__)
     except ImportError as exc:
-        raise ImportError(f"toolreg.{name} needs the MCP SDK: {_MCP_MISSING}") from exc
-    value.__module__ = __name__
-    globals()[name] = value
-    return value
+        if name not in _NEEDS_MCP:
+            raise
+        from ._mcp.api import MCP_MISSING
+
+        raise ImportError(f"toolreg.{name} needs the MCP SDK: {MCP_MISSING}") from exc
+    _bind_loaded()
+    return globals()[name] if name in globals() else getattr(module, name)
 
 
-def _present_as_toolreg() -> None:
-    # Reprs, tracebacks and docs show "toolreg.ToolRegistry", the name users
-    # import, instead of the private module that happens to define it.
-    for name in __all__:
-        value = globals().get(name)
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SOURCES})
+
+
+def _bind_loaded() -> None:
+    """Bind every public name whose module is loaded now, presented as ``toolreg``'s.
+
+    Reprs, tracebacks and docs then show "toolreg.ToolRegistry", the name users
+    import, instead of the private module that happens to define it, whichever
+    name was asked for first. A name already bound (``toolreg.registry``
+    pointed at another registry by a loader) is left alone, even when that
+    happens on another thread while this runs: ``setdefault`` never replaces.
+    """
+    import sys
+
+    namespace = globals()
+    for name, source in _SOURCES.items():
+        module = sys.modules.get(__name__ + source)
+        if name in namespace or module is None or not hasattr(module, name):
+            continue
+        value = getattr(module, name)
         is_definition = isinstance(value, type) or hasattr(value, "__code__")
         if is_definition and str(getattr(value, "__module__", "")).startswith(__name__ + "."):
             value.__module__ = __name__
-
-
-_present_as_toolreg()
+        namespace.setdefault(name, value)

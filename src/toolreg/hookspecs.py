@@ -26,6 +26,8 @@ DISPATCH_HOOKS = (
     "toolreg_post_tool_call",
     "toolreg_transform_tool_result",
 )
+#: The hooks that run once, while a pack loads.
+SETUP_HOOKS = ("toolreg_configure", "toolreg_register_tools")
 
 
 @hookspec

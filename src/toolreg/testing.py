@@ -22,7 +22,7 @@ from typing import Any
 
 from ._contract.formats import FORMATS
 from ._contract.results import is_tool_error
-from ._contract.schemas import parameters_of
+from ._contract.schema_checks import parameters_of
 from ._core.registry import ToolRegistry
 from ._loaders.report import PluginReport
 from ._pack_loader import PackLoader, resolve_pack

@@ -23,8 +23,10 @@ import os
 import stat
 from collections import deque
 from collections.abc import Callable
-from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "DIR_FLAGS",
@@ -75,6 +77,8 @@ def supports_descriptor_paths() -> bool:
 
 def workspace_root() -> Path:
     """The resolved workspace root (symlinks such as macOS's /tmp followed)."""
+    from pathlib import Path  # with the first file a tool touches, not at registration
+
     raw = os.environ.get(WORKSPACE_ENV) or os.getcwd()
     root = Path(raw).expanduser().resolve()
     if not root.is_dir():
@@ -86,6 +90,8 @@ def workspace_warning() -> str | None:
     """A warning when nothing set the root and it fell back to ``/`` or the home directory."""
     if os.environ.get(WORKSPACE_ENV):
         return None
+    from pathlib import Path
+
     try:
         cwd = Path.cwd().resolve()
         home = Path.home().resolve()

@@ -511,6 +511,25 @@ def test_unsupported_types_name_the_tool_and_parameter(annotation: Any, culprit:
         assert f"({culprit}" in message
 
 
+class UUID:
+    """Named, and placed, like uuid.UUID: recognised by identity, never by name."""
+
+
+UUID.__module__ = "uuid"
+
+
+def test_a_class_named_like_a_standard_library_type_is_not_taken_for_it() -> None:
+    def lookalike(x: UUID) -> None:
+        pass
+
+    with pytest.raises(TypeError, match="parameter 'x' has type UUID, which has no JSON Schema"):
+        function_schema(lookalike)
+    assert function_schema(make_function(uuid.UUID)).parameters["properties"]["x"] == {
+        "type": "string",
+        "format": "uuid",
+    }
+
+
 def test_star_args_and_kwargs_raise() -> None:
     def spread(*values: int) -> None:
         pass

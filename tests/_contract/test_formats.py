@@ -26,18 +26,18 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import marshal
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from conftest import RICH_SCHEMA
 from toolreg import ToolRegistry, registry
 from toolreg._contract.formats import FORMATS, get_formatter
 from toolreg.cli import main
 from toolreg.cli._app import FORMATS as CLI_FORMATS
 
-ALL_FORMATS = ["openai", "openai-responses", "anthropic", "gemini", "mcp"]
+ALL_FORMATS = ["openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp"]
 
 PARAMS: dict[str, Any] = {
     "type": "object",
@@ -168,21 +168,34 @@ class TestFreshCopies:
         assert schema == before  # not mutated
         inputs = {id(c) for c in containers(schema)}
         assert not any(id(c) in inputs for c in containers(definition))
-        for c in containers(definition):  # and mutating the output cannot reach the input
+        for c in containers(schema):  # and changing the input cannot reach the output
             c.clear()
-        assert schema == before
+        assert json.loads(json.dumps(definition)) == FORMATS[fmt]("t", "d", before)
 
     @pytest.mark.parametrize("fmt", ALL_FORMATS)
-    def test_output_is_plain_json_that_marshal_can_freeze(self, fmt: str) -> None:
+    def test_output_is_frozen_json(self, fmt: str) -> None:
         definition = FORMATS[fmt]("t", "d", self.SCHEMA)
         assert only_json_types(definition)
-        assert marshal.loads(marshal.dumps(definition)) == definition
+        for c in containers(definition):  # every dict and list in it is read-only
+            with pytest.raises(TypeError, match="copy.deepcopy"):
+                c.clear()
+        assert json.loads(json.dumps(definition)) == definition
+
+    @pytest.mark.parametrize("fmt", ALL_FORMATS)
+    def test_a_value_json_cannot_hold_is_a_value_error_naming_the_tool(self, fmt: str) -> None:
+        schema = copy.deepcopy(self.SCHEMA)
+        schema["properties"]["tags"]["default"] = {1: "x"}  # not a JSON object: an int key
+        with pytest.raises(ValueError, match="Tool 't'.*not JSON.*key"):
+            FORMATS[fmt]("t", "d", schema)
 
 
 # -- name rules ------------------------------------------------------------------------
 
 VALID = True
 INVALID = False
+
+NAME_COLUMNS = ["openai", "openai-responses", "anthropic", "gemini", "mcp"]
+NAME_RULE_OF = {"gemini-json-schema": "gemini"}  # the same API, the same name rule
 
 NAME_CASES = {
     # name: (openai, openai-responses, anthropic, gemini, mcp)
@@ -206,9 +219,9 @@ NAME_CASES = {
 @pytest.mark.parametrize(
     ("name", "fmt", "valid"),
     [
-        (name, fmt, verdicts[i])
+        (name, fmt, verdicts[NAME_COLUMNS.index(NAME_RULE_OF.get(fmt, fmt))])
         for name, verdicts in NAME_CASES.items()
-        for i, fmt in enumerate(ALL_FORMATS)
+        for fmt in ALL_FORMATS
     ],
 )
 def test_name_rules(name: str, fmt: str, valid: bool) -> None:
@@ -628,30 +641,6 @@ class TestGeminiObjects:
 
 
 # -- end to end --------------------------------------------------------------------------
-
-RICH_SCHEMA: dict[str, Any] = {
-    "name": "plot",
-    "description": "Plot a point.",
-    "parameters": {
-        "type": "object",
-        "$defs": {
-            "Point": {
-                "type": "object",
-                "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
-                "required": ["x", "y"],
-                "additionalProperties": False,
-            }
-        },
-        "properties": {
-            "at": {"$ref": "#/$defs/Point"},
-            "label": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
-            "kind": {"const": "scatter"},
-            "size": {"type": "integer", "enum": [1, 2, 4], "description": "Marker size."},
-        },
-        "required": ["at", "kind"],
-        "additionalProperties": False,
-    },
-}
 
 RICH_GEMINI = {
     "name": "plot",

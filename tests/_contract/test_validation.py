@@ -9,12 +9,13 @@ import logging
 import threading
 import uuid
 
+import fastjsonschema
 import pytest
 
 from conftest import REDOS_PATTERN, REDOS_TEXT, counting_thread
 from toolreg import ToolRegistry, parse_config
 from toolreg._contract import validation as validation
-from toolreg._policy.toolsets import apply_config
+from toolreg._policy.apply_config import apply_config
 
 PARAMS = {
     "type": "object",
@@ -137,13 +138,13 @@ def test_validator_is_compiled_once_per_entry_and_again_after_a_reload(checked, 
 def compiles(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     """Every schema fastjsonschema really compiles from now on (a spy: it still compiles)."""
     seen: list[dict] = []
-    real = validation.fastjsonschema.compile
+    real = fastjsonschema.compile
 
     def spy(schema: dict, **options: object) -> object:
         seen.append(schema)
         return real(schema, **options)
 
-    monkeypatch.setattr(validation.fastjsonschema, "compile", spy)
+    monkeypatch.setattr(fastjsonschema, "compile", spy)
     return seen
 
 
@@ -373,3 +374,28 @@ def test_local_refs_still_validate(reg, handler):
     assert (
         "must be smaller than or equal to 3" in json.loads(reg.dispatch("local", {"a": 9}))["error"]
     )
+
+
+def test_structured_results_are_checked_against_the_output_schema(caplog):
+    schema = {
+        "type": "object",
+        "properties": {
+            "at": {"type": "string", "format": "date-time"},
+            "items": {"type": "array", "items": {"type": "integer"}},
+            "code": {"type": "string", "pattern": "^[A-Z]+$"},
+        },
+        "required": ["items"],
+    }
+    check = validation.compile_result_checker("t", schema)
+    assert check is not None
+    # format is a note, as MCP clients read it: a naive timestamp passes.
+    assert check({"at": "2025-01-31T14:05:09", "items": [1]}) is None
+    assert check({"items": [1, "2"]}) == (
+        "field 'items[1]' must be integer (JSON Schema rule 'type')"
+    )
+    assert "is missing the required field(s) 'items'" in check({})
+    assert check([]) == "the result must be object (JSON Schema rule 'type')"
+    assert "JSON Schema rule 'pattern'" in check({"items": [], "code": "abc"})
+    with caplog.at_level(logging.WARNING, logger="toolreg.validation"):
+        assert validation.compile_result_checker("u", {"type": "object", "minimum": "x"}) is None
+    assert "Tool u: structured results will not be validated" in caplog.text

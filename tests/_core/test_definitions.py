@@ -1,16 +1,21 @@
-"""Tests for tool definitions: shapes, filtering, dynamic overrides, memo, fresh copies."""
+"""Tests for tool definitions: shapes, filtering, dynamic overrides, memo, sharing."""
 
 from __future__ import annotations
 
 import copy
+import gc
 import json
 import logging
+import pickle
+import threading
+import weakref
 from typing import Any
 
 import pytest
 
 from conftest import FakeClock
-from toolreg import ToolRegistry
+from toolreg import ToolEntry, ToolRegistry
+from toolreg._contract.formats import FORMATS
 
 
 class Switch:
@@ -293,7 +298,9 @@ class TestMemoInvalidation:
         assert "inputSchema" in json.loads(reg.get_definitions_json(format="mcp"))[0]
 
 
-class TestFreshCopies:
+class TestSharedAndReadOnly:
+    """Definitions are shared between calls: read-only, copied only on request."""
+
     def vandalise(self, definitions: list[dict[str, Any]], key: str = "parameters") -> None:
         body = definitions[0].get("function", definitions[0])
         params = body[key]
@@ -301,43 +308,223 @@ class TestFreshCopies:
         params["properties"]["extra"] = {"type": "string"}
         params["required"].append("extra")
         body["description"] = "HACKED"
-        definitions.append({"junk": True})
 
-    @pytest.mark.parametrize("fmt,key", [("openai", "parameters"), ("anthropic", "input_schema")])
-    def test_mutating_the_list_deeply_changes_nothing(
-        self, reg: ToolRegistry, fmt: str, key: str
-    ) -> None:
+    ATTEMPTS = [
+        pytest.param(lambda d: d.__setitem__("type", "x"), id="set-item"),
+        pytest.param(lambda d: d["function"].update(name="x"), id="update"),
+        pytest.param(lambda d: d["function"].pop("description"), id="pop"),
+        pytest.param(lambda d: d["function"]["parameters"].clear(), id="clear"),
+        pytest.param(lambda d: d["function"]["parameters"]["required"].append("x"), id="append"),
+        pytest.param(lambda d: d["function"]["parameters"]["required"].sort(), id="sort"),
+        pytest.param(lambda d: d["function"]["parameters"]["properties"].setdefault("x", 1)),
+    ]
+
+    @pytest.mark.parametrize("attempt", ATTEMPTS)
+    def test_mutation_raises_and_corrupts_nothing(self, reg: ToolRegistry, attempt: Any) -> None:
         s = add(reg, "read")
         original = copy.deepcopy(s)
-        expected = reg.get_definitions(format=fmt)
+        expected = copy.deepcopy(reg.get_definitions())
+        text = reg.get_definitions_json()
 
-        self.vandalise(reg.get_definitions(format=fmt), key)
+        with pytest.raises(TypeError, match=r"shared.*copy\.deepcopy"):
+            attempt(reg.get_definitions()[0])
+        with pytest.raises(TypeError):
+            attempt(reg.get_definition("read"))
 
-        assert reg.get_definitions(format=fmt) == expected
+        assert reg.get_definitions() == expected
+        assert reg.get_definitions_json() == text
         assert reg.get_entry("read").schema == original
+
+    def test_the_list_is_the_callers_and_the_definitions_are_shared(
+        self, reg: ToolRegistry
+    ) -> None:
+        add(reg, "read")
+        first, second = reg.get_definitions(), reg.get_definitions()
+        assert first is not second and first[0] is second[0]
+        assert reg.get_definition("read") is first[0]
+        first.append({"junk": True})
+        first.pop(0)
+        assert names(reg.get_definitions()) == ["read"]
+
+    @pytest.mark.parametrize("fmt,key", [("openai", "parameters"), ("anthropic", "input_schema")])
+    def test_a_deep_copy_is_plain_and_private(self, reg: ToolRegistry, fmt: str, key: str) -> None:
+        add(reg, "read")
+        expected = copy.deepcopy(reg.get_definitions(format=fmt))
+        mine = copy.deepcopy(reg.get_definitions(format=fmt))
+
+        assert type(mine[0]) is dict and mine == expected
+        self.vandalise(mine, key)  # a private copy: changing it is fine...
+
+        assert reg.get_definitions(format=fmt) == expected  # ...and reaches nothing shared
         assert json.loads(reg.get_definitions_json(format=fmt)) == expected
 
-    def test_mutating_a_dynamic_definition_changes_nothing(self, reg: ToolRegistry) -> None:
+    def test_dict_json_and_pickle_take_them(self, reg: ToolRegistry) -> None:
+        add(reg, "read")
+        definition = reg.get_definitions()[0]
+        shallow = dict(definition)
+        shallow["type"] = "changed"  # a plain dict of its own
+        assert definition["type"] == "function"
+        assert isinstance(definition, dict) and isinstance(
+            definition["function"]["parameters"]["required"], list
+        )
+        assert json.loads(json.dumps(definition)) == definition
+        assert pickle.loads(pickle.dumps(definition)) == definition
+
+    def test_a_dynamic_tool_gets_a_private_mutable_copy(self, reg: ToolRegistry) -> None:
         shared = {"parameters": schema("dyn")["parameters"], "description": "Dynamic."}
         pristine = copy.deepcopy(shared)
         add(reg, "dyn", dynamic_schema_overrides=lambda: shared)
         expected = reg.get_definitions()
 
         self.vandalise(reg.get_definitions())
+        self.vandalise([reg.get_definition("dyn")])
 
         assert shared == pristine
         assert reg.get_definitions() == expected
 
-    def test_mutating_get_definition_changes_nothing(self, reg: ToolRegistry) -> None:
-        s = add(reg, "read")
-        original = copy.deepcopy(s)
-        expected = reg.get_definition("read")
 
-        self.vandalise([reg.get_definition("read")])
+class TestIncrementalRebuild:
+    """A change rebuilds the changed tool's definition only; nothing that left is kept."""
 
-        assert reg.get_definition("read") == expected
-        assert reg.get_entry("read").schema == original
-        assert reg.get_definitions()[0] == expected
+    @pytest.fixture
+    def formatted(self, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+        """The names the openai formatter is asked to build, in order."""
+        calls: list[str] = []
+        real = FORMATS["openai"]
+
+        def counting(
+            name: str, description: str, parameters: dict[str, Any], entry: Any = None
+        ) -> Any:
+            calls.append(name)
+            return real(name, description, parameters, entry)
+
+        monkeypatch.setitem(FORMATS, "openai", counting)
+        return calls
+
+    def test_one_change_rebuilds_one_tool(self, reg: ToolRegistry, formatted: list[str]) -> None:
+        for name in ["a", "b", "c", "d"]:
+            add(reg, name)
+        before = reg.get_definitions()
+        assert sorted(formatted) == ["a", "b", "c", "d"]
+        formatted.clear()
+
+        reg.register("b", "ts", {**schema("b"), "description": "New b."}, handler)
+        after = reg.get_definitions()
+
+        assert formatted == ["b"]
+        assert after[1]["function"]["description"] == "New b."
+        assert [after[i] is before[i] for i in range(4)] == [True, False, True, True]
+        assert json.loads(reg.get_definitions_json())[1]["function"]["description"] == "New b."
+        assert formatted == ["b"]
+
+    def test_adding_and_removing_build_only_the_new_tool(
+        self, reg: ToolRegistry, formatted: list[str]
+    ) -> None:
+        for name in ["a", "c"]:
+            add(reg, name)
+        reg.get_definitions()
+        formatted.clear()
+
+        add(reg, "b")
+        assert names(reg.get_definitions()) == ["a", "b", "c"]
+        reg.deregister("a")
+        assert names(reg.get_definitions()) == ["b", "c"]
+        assert reg.get_definition("c") is reg.get_definitions()[1]
+        assert formatted == ["b"]
+
+    def test_an_availability_change_builds_nothing_already_built(
+        self, reg: ToolRegistry, clock: FakeClock, formatted: list[str]
+    ) -> None:
+        probe = Switch(ok=True)
+        add(reg, "probed", check_fn=probe)
+        add(reg, "free")
+        assert names(reg.get_definitions()) == ["free", "probed"]
+        probe.ok = False
+        clock.advance(100)
+        assert names(reg.get_definitions()) == ["free"]
+        probe.ok = True
+        clock.advance(100)
+        assert names(reg.get_definitions()) == ["free", "probed"]
+        assert sorted(formatted) == ["free", "probed"]
+
+    def test_entries_that_left_the_table_are_not_kept_alive(self, clock: FakeClock) -> None:
+        class Handler:
+            def __call__(self, args: dict[str, Any]) -> str:
+                return "ok"
+
+        reg = ToolRegistry(clock=clock, decision_log_size=1)
+        add(reg, "stays")
+        removed, replaced = Handler(), Handler()
+        reg.register("gone", "ts", schema("gone"), removed)
+        reg.register("again", "ts", schema("again"), replaced)
+        for fmt in ["openai", "anthropic", "mcp"]:  # caches in several formats
+            reg.get_definitions(format=fmt)
+            reg.get_definitions_json(["gone", "again"], format=fmt)
+            reg.get_definition("gone", format=fmt)
+        refs = [weakref.ref(removed), weakref.ref(replaced)]
+        del removed, replaced
+
+        reg.deregister("gone")
+        reg.register("again", "ts", schema("again"), handler)
+        reg.register("last", "ts", schema("last"), handler)  # pushes out the decision log
+        # A write only notes what changed (it costs the same at any table size);
+        # the next read brings the kept lists up to date and lets the old go.
+        assert names(reg.get_definitions()) == ["again", "last", "stays"]
+        gc.collect()
+
+        assert [ref() for ref in refs] == [None, None]
+
+
+class TestThreads:
+    def test_every_list_is_one_generations_table(self, reg: ToolRegistry) -> None:
+        # Version k of the toolset has 3 + k // 2 % 4 tools, each described "vK": every
+        # other write replaces the same names (the lists are patched), the others
+        # add or remove names (the lists are walked again).
+        def version(k: int) -> list[ToolEntry]:
+            return [
+                ToolEntry(
+                    name=f"t{i}",
+                    toolset="ts",
+                    schema={**schema(f"t{i}"), "description": f"v{k}"},
+                    handler=handler,
+                )
+                for i in range(3 + k // 2 % 4)
+            ]
+
+        reg.replace_toolset("ts", version(0))
+        done = threading.Event()
+        problems: list[str] = []
+
+        def check(described: list[tuple[str, str]]) -> None:
+            versions = {d for _, d in described}
+            if len(versions) != 1:
+                problems.append(f"mixed versions {sorted(versions)}")
+                return
+            k = int(versions.pop()[1:])
+            if [n for n, _ in described] != [f"t{i}" for i in range(3 + k // 2 % 4)]:
+                problems.append(f"v{k} lists {[n for n, _ in described]}")
+
+        def read() -> None:
+            while not done.is_set() and not problems:
+                listed = reg.get_definitions(format="anthropic")
+                check([(d["name"], d["description"]) for d in listed])
+                text = json.loads(reg.get_definitions_json())
+                check([(d["function"]["name"], d["function"]["description"]) for d in text])
+
+        readers = [threading.Thread(target=read) for _ in range(3)]
+        for thread in readers:
+            thread.start()
+        try:
+            for k in range(1, 400):
+                reg.replace_toolset("ts", version(k))
+        finally:
+            done.set()
+            for thread in readers:
+                thread.join()
+        assert problems == []
+        assert names(reg.get_definitions()) == [f"t{i}" for i in range(3 + 399 // 2 % 4)]
+        # The last write replaced the same names: a patched list, of the last version.
+        assert {d["function"]["description"] for d in reg.get_definitions()} == {"v399"}
 
 
 class TestOneBadToolNeverBreaksTheList:
@@ -367,3 +554,36 @@ class TestOneBadToolNeverBreaksTheList:
         add(reg, "good")
         add(reg, "bad", toolset="other", check_fn=Ambiguous)
         assert names(reg.get_definitions()) == ["good"]
+
+
+def test_only_the_mcp_shape_carries_annotations_and_output_schema(reg: ToolRegistry) -> None:
+    output = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    reg.register(
+        "hinted",
+        "ts",
+        schema("hinted"),
+        handler,
+        annotations={"title": "Hinted", "readOnlyHint": True},
+        output_schema=output,
+    )
+    reg.register("plain", "ts", schema("plain"), handler)
+    mcp = {d["name"]: d for d in reg.get_definitions(format="mcp")}
+    assert mcp["hinted"]["annotations"] == {"title": "Hinted", "readOnlyHint": True}
+    assert mcp["hinted"]["outputSchema"] == output
+    assert "annotations" not in mcp["plain"] and "outputSchema" not in mcp["plain"]
+    for fmt in ("openai", "openai-responses", "anthropic", "gemini"):
+        text = json.dumps(reg.get_definition("hinted", format=fmt))
+        assert "readOnlyHint" not in text and "outputSchema" not in text, fmt
+    # Shared and read-only: a caller cannot change them for the next caller.
+    with pytest.raises(TypeError, match="read-only"):
+        mcp["hinted"]["annotations"]["readOnlyHint"] = False
+    with pytest.raises(TypeError, match="read-only"):
+        mcp["hinted"]["outputSchema"]["properties"].clear()
+    again = reg.get_definition("hinted", format="mcp")
+    assert again["annotations"]["readOnlyHint"] is True
+    assert (
+        again["outputSchema"]
+        == output
+        == {"type": "object", "properties": {"n": {"type": "integer"}}}
+    )
+    assert json.loads(reg.get_definitions_json(format="mcp"))[0]["annotations"]["readOnlyHint"]

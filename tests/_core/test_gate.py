@@ -171,6 +171,7 @@ def test_operator_consent_lets_a_pack_remove_others_tools(builtin, pack):
         ("set_dispatch_hooks", (None,), "change the dispatch hooks"),
         ("register_toolset_alias", ("evil", "terminal"), "create toolset alias 'evil'"),
         ("remove_plugin_override_policy", ("gate_pack",), "change plugin policies"),
+        ("batch", (), "hold the table for a batch"),
     ],
 )
 def test_host_actions_are_refused_to_packs_even_with_consent(builtin, pack, method, args, what):
@@ -250,3 +251,20 @@ def test_a_pack_may_not_start_refresh_or_stop_mcp_servers(reg, pack):
         stop_mcp(reg)
     refused = [d.reason for d in reg.decisions() if d.owner == "toolreg-gate"]
     assert len(refused) == 4
+
+
+def _host_helper(reg, depth):
+    # Host code many frames deep, which the pack's code called.
+    if depth:
+        return _host_helper(reg, depth - 1)
+    return reg.register("terminal", "x", schema("terminal"), lambda args: "x", override=True)
+
+
+def test_a_pack_frame_far_out_on_the_stack_still_counts(builtin, pack):
+    # The walk reads every frame to the outermost: pack code that reaches the
+    # registry through any depth of host code is still the pack's.
+    reg = builtin
+    reg.register_plugin_override_policy("gate_pack", False, plugin_id="toolreg-gate")
+    with pytest.raises(PermissionError, match="plugin 'toolreg-gate' may not override"):
+        pack.call(_host_helper, reg, 60)
+    assert reg.dispatch("terminal", {}) == "host"

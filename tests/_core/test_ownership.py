@@ -8,6 +8,8 @@ in the pack's namespace.
 from __future__ import annotations
 
 import functools
+import importlib.util
+import sys
 
 import pytest
 
@@ -307,3 +309,150 @@ def test_remove_owner_drops_a_plugin_tool_that_another_plugin_overrode(reg, pack
     assert reg.remove_owner("toolreg-acme") == []
     assert reg.remove_owner("toolreg-beta") == ["acme_tool"]
     assert reg.get_entry("acme_tool") is None
+
+
+# -- the per-file memo across binds ---------------------------------------------------------
+# A file's owner is worked out once and kept; each bind or unbind drops only the
+# answers it can change. Each test below lets the registry see a file first, then
+# changes the policies, and checks the file's next registration is judged afresh.
+
+
+@pytest.mark.parametrize("first", ["host", "directory"])
+def test_a_file_is_the_packs_once_its_record_lists_it_whoever_had_it_before(
+    reg, make_package, first
+):
+    # Seen first as host code (the host imported the module before the loader
+    # bound it), or as the pack's whose directory holds it: a RECORD bound
+    # later is exact, and the earlier answer must go.
+    pack = make_package(f"{first}_first_pack", PACK)
+    if first == "directory":
+        reg.register_plugin_override_policy(f"{first}_first_pack", True, plugin_id="toolreg-dir")
+    else:
+        reg.register_plugin_override_policy("unrelated_pack", False, paths=[])
+    pack.register_plain(reg, "seen_first")
+    assert reg.get_owner("seen_first") == ("host" if first == "host" else "toolreg-dir")
+
+    reg.register_plugin_override_policy(
+        "recorded_pack", False, plugin_id="toolreg-recorded", paths=[], files=[pack.__file__]
+    )
+    pack.register_plain(reg, "seen_later")
+    assert reg.get_owner("seen_later") == "toolreg-recorded"
+
+
+def test_a_directory_bound_later_does_not_take_a_file_a_record_gave(reg, make_package):
+    pack = make_package("kept_pack", PACK)
+    reg.register_plugin_override_policy(
+        "recorder_pack", False, plugin_id="toolreg-recorder", paths=[], files=[pack.__file__]
+    )
+    pack.register_plain(reg, "first")
+    reg.register_plugin_override_policy("kept_pack", True, plugin_id="toolreg-kept")
+    pack.register_plain(reg, "second")
+    assert reg.get_owner("first") == reg.get_owner("second") == "toolreg-recorder"
+
+
+def test_unbinding_a_pack_forgets_its_files_and_no_one_elses(reg, make_package):
+    first, second = make_package("first_pack", PACK), make_package("second_pack", PACK)
+    reg.register_plugin_override_policy(
+        "first_pack", False, plugin_id="toolreg-first", paths=[], files=[first.__file__]
+    )
+    reg.register_plugin_override_policy(
+        "second_pack", False, plugin_id="toolreg-second", paths=[], files=[second.__file__]
+    )
+    first.register_plain(reg, "a1")
+    second.register_plain(reg, "b1")
+
+    reg.remove_plugin_override_policy("first_pack")
+    first.register_plain(reg, "a2")
+    second.register_plain(reg, "b2")
+    assert [reg.get_owner(n) for n in ("a1", "a2", "b1", "b2")] == [
+        "toolreg-first",
+        "host",
+        "toolreg-second",
+        "toolreg-second",
+    ]
+
+
+def test_unbinding_the_record_owner_hands_the_file_to_the_directory_owner(reg, make_package):
+    pack = make_package("shared_pack", PACK)
+    reg.register_plugin_override_policy(
+        "record_pack", False, plugin_id="toolreg-record", paths=[], files=[pack.__file__]
+    )
+    reg.register_plugin_override_policy("shared_pack", True, plugin_id="toolreg-shared")
+    pack.register_plain(reg, "while_recorded")
+    reg.remove_plugin_override_policy("record_pack")
+    pack.register_plain(reg, "after_unbind")
+    assert reg.get_owner("while_recorded") == "toolreg-record"
+    assert reg.get_owner("after_unbind") == "toolreg-shared"
+
+
+def test_rebinding_a_namespace_to_other_files_releases_the_old_ones(with_builtin, make_package):
+    reg = with_builtin
+    old, new = make_package("old_files", PACK), make_package("new_files", PACK)
+    reg.register_plugin_override_policy(
+        "moving_pack", False, plugin_id="toolreg-moving", paths=[], files=[old.__file__]
+    )
+    old.register_plain(reg, "before")
+    reg.register_plugin_override_policy(
+        "moving_pack", True, plugin_id="toolreg-moving", paths=[], files=[new.__file__]
+    )
+    old.register_plain(reg, "after")
+    new.register_plain(reg, "terminal", override=True)  # the new decision applies at once
+    assert [reg.get_owner(n) for n in ("before", "after", "terminal")] == [
+        "toolreg-moving",
+        "host",
+        "toolreg-moving",
+    ]
+
+
+def test_a_pack_bound_before_its_code_exists_is_found_after_other_code_was_seen(reg, make_package):
+    reg.register_plugin_override_policy("later_pack", False, plugin_id="toolreg-later")
+    host = make_package("host_side", PACK)
+    host.register_plain(reg, "host_tool")  # the memo now holds this test's frames
+    later = make_package("later_pack", PACK)
+    later.register_plain(reg, "later_tool")
+    assert reg.get_owner("host_tool") == "host"
+    assert reg.get_owner("later_tool") == "toolreg-later"
+    with pytest.raises(PermissionError, match="toolreg-later"):
+        later.grant_myself(reg, "later_pack")
+
+
+def test_a_pack_whose_code_ran_before_it_could_be_found_is_found_at_the_next_bind(
+    reg, make_package, tmp_path
+):
+    # Its file ran while its namespace was not importable (so: host code then);
+    # once it is, the next bind locates it and the file's answer is revised.
+    reg.register_plugin_override_policy("hidden_pack", False, plugin_id="toolreg-hidden")
+    hidden = tmp_path / "elsewhere" / "hidden_pack"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text(PACK)
+    spec = importlib.util.spec_from_file_location("not_yet_hidden", hidden / "__init__.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.register_plain(reg, "unfound")
+    assert reg.get_owner("unfound") == "host"
+
+    sys.path.insert(0, str(hidden.parent))
+    try:
+        importlib.invalidate_caches()
+        reg.register_plugin_override_policy("unrelated_pack", False, paths=[])
+        module.register_plain(reg, "found")
+    finally:
+        sys.path.remove(str(hidden.parent))
+    assert reg.get_owner("found") == "toolreg-hidden"
+
+
+@pytest.mark.parametrize("module", [5, None, "builtin_tools.fake"])
+def test_a_plain_functions_module_is_only_a_hint(reg, pack, module):
+    # Plain functions take a shortcut through the unwrapping; what they claim
+    # as __module__ (even a non-string) changes nothing about whose file it is.
+    reg.register_plugin_override_policy("acme_pack", False, plugin_id="toolreg-acme")
+    pack.handler.__module__ = module
+    reg.register("from_host", "t", {}, pack.handler)
+    assert reg.get_owner("from_host") == "toolreg-acme"
+
+    def host_handler(args):
+        return "host"
+
+    host_handler.__module__ = module
+    reg.register("host_tool", "t", {}, host_handler)
+    assert reg.get_owner("host_tool") == ("builtin" if module == "builtin_tools.fake" else "host")

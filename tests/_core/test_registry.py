@@ -306,3 +306,67 @@ def test_the_table_has_exactly_one_change_listener(reg):
     """A second listener would be a second, unordered way for caches to learn of writes."""
     with pytest.raises(RuntimeError, match="already has a change listener"):
         reg._table.on_change(lambda names: None)
+
+
+# -- annotations and output schemas --------------------------------------------------------
+
+OUTPUT = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+def test_register_keeps_annotations_and_output_schema(reg: ToolRegistry):
+    entry = reg.register(
+        "count",
+        "alpha",
+        schema("count"),
+        ok,
+        annotations={"read_only_hint": True, "title": "Count"},
+        output_schema=OUTPUT,
+    )
+    assert entry is reg.get_entry("count")
+    assert dict(entry.annotations) == {"title": "Count", "readOnlyHint": True}
+    assert entry.output_schema == OUTPUT
+    # The same hints in another tool are the same mapping, not a copy.
+    other = reg.register("other", "alpha", schema("other"), ok, annotations={"readOnlyHint": True})
+    assert dict(other.annotations) == {"readOnlyHint": True}
+    plain = reg.register("plain", "alpha", schema("plain"), ok)
+    assert type(plain) is ToolEntry and not plain.annotations and plain.output_schema is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ({"annotations": {"readOnly": True}}, "Tool 'bad': annotations key 'readOnly'"),
+        ({"annotations": {"readOnlyHint": "no"}}, "Tool 'bad': annotation 'readOnlyHint' must be"),
+        ({"output_schema": {"type": "string"}}, "Tool 'bad': output_schema must have"),
+        ({"output_schema": True}, "Tool 'bad': output_schema must be a JSON-Schema object"),
+    ],
+)
+def test_register_refuses_bad_annotations_and_output_schemas(
+    reg: ToolRegistry, extra: dict, words: str
+):
+    reg.register("bad", "alpha", schema("bad"), ok)
+    before = reg.generation
+    with pytest.raises(ValueError) as caught:
+        reg.register("bad", "alpha", schema("bad"), other, **extra)
+    assert words in str(caught.value)
+    # Nothing changed: the old entry stands, and no decision was published.
+    assert reg.get_entry("bad").handler is ok
+    assert reg.generation == before
+
+
+def test_replace_toolset_keeps_each_entrys_annotations(reg: ToolRegistry):
+    entries = [
+        ToolEntry(name="a", toolset="mcp-x", schema=schema("a"), handler=ok),
+        ToolEntry(
+            name="b",
+            toolset="mcp-x",
+            schema=schema("b"),
+            handler=ok,
+            annotations={"destructiveHint": True},
+            output_schema=OUTPUT,
+        ),
+    ]
+    assert reg.replace_toolset("mcp-x", entries) == ["a", "b"]
+    assert not reg.get_entry("a").annotations
+    assert dict(reg.get_entry("b").annotations) == {"destructiveHint": True}
+    assert reg.get_entry("b").output_schema == OUTPUT

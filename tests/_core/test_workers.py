@@ -86,3 +86,17 @@ def test_stuck_tool_calls_never_starve_the_hooks(release):
     release.set()
     drained(TOOL_POOL)
     assert reg.dispatch("fine", {}) == "fine"
+
+
+def test_a_worker_runs_the_call_in_the_callers_context() -> None:
+    """What the caller bound (the client a tool logs to) holds in the worker, and only there."""
+    import contextvars
+
+    bound: contextvars.ContextVar[str] = contextvars.ContextVar("bound", default="unbound")
+    pool = WorkerPool("context", 1)
+    token = bound.set("the caller's")
+    try:
+        assert pool.run(5, bound.get) == "the caller's"
+    finally:
+        bound.reset(token)
+    assert pool.run(5, bound.get) == "unbound"  # the same worker thread, the new caller's context

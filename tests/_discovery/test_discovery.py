@@ -179,6 +179,22 @@ def test_a_module_calling_sys_exit_is_a_failure_not_the_end(
     assert registry.get_entry("tdisc_after_exit") is not None
 
 
+def test_a_module_that_fails_halfway_leaves_no_tools_and_the_rest_load(
+    tmp_path: Path, isolated: list[str]
+) -> None:
+    """Each module's tools appear together: a module that raises after registering keeps none."""
+    isolated.extend(["tdisc_half", "tdisc_whole"])
+    d = tmp_path / "tools"
+    d.mkdir()
+    (d / "a_half.py").write_text(register_src("tdisc_half") + "raise RuntimeError('halfway')\n")
+    (d / "b_whole.py").write_text(register_src("tdisc_whole"))
+
+    assert discover_builtin_tools(d) == [synthetic_name(d, "b_whole")]
+    assert get_discovery_failures()[synthetic_name(d, "a_half")] == "RuntimeError: halfway"
+    assert registry.get_entry("tdisc_half") is None
+    assert registry.get_entry("tdisc_whole") is not None
+
+
 def test_syntax_error_reported_when_it_mentions_registry(tmp_path: Path) -> None:
     d = tmp_path / "tools"
     d.mkdir()

@@ -140,6 +140,8 @@ out['write'] = registry.dispatch('sqlite_query', {**db, 'sql': 'DELETE FROM item
 out['bad_args'] = registry.dispatch('sqlite_query', db)
 out['toolset'] = registry.get_tool_names_for_toolset('sqlite')
 out['owner'] = registry.get_owner('sqlite_query')
+out['hints'] = dict(registry.get_entry('sqlite_query').annotations)
+out['output_schema'] = registry.get_entry('sqlite_list_tables').output_schema
 """,
         "toolreg-sqlite",
         TOOLREG_WORKSPACE=str(workspace),
@@ -155,6 +157,9 @@ out['owner'] = registry.get_owner('sqlite_query')
     assert isinstance(write["error"], str) and not write["error"].startswith('{"error"')
     bad = json.loads(out["bad_args"])
     assert bad["error_type"] == "invalid_arguments" and "sql" in bad["error"]
+    # The pack's MCP hints and output schema crossed the process boundary.
+    assert out["hints"] == {"title": "Query SQLite", "readOnlyHint": True, "openWorldHint": False}
+    assert out["output_schema"]["required"] == ["tables"]
 
 
 def test_name_patterns_and_toolset_switches_apply(pack_venv, tmp_path):

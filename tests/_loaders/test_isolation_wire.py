@@ -99,3 +99,22 @@ def test_unwrap_keeps_the_childs_tool_error_as_written():
     assert unwrap(own) == own
     assert unwrap("plain") == "plain"
     assert json.loads(unwrap(tool_error(child)))["error_type"] == "sql"
+
+
+def test_a_childs_annotations_and_output_schema_are_read_as_untrusted():
+    good_schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    hinted = {
+        **listed("a", tool_meta("ts", False)),
+        "annotations": {"readOnlyHint": True, "destructiveHint": "no", "sudo": True},
+        "outputSchema": good_schema,
+    }
+    bad = {**listed("b", tool_meta("ts", False)), "outputSchema": {"$ref": "http://evil/x"}}
+    manifest = read_listing("p", [hinted, bad, listed("c", tool_meta("ts", False)), loaded()])
+    a, b, c = manifest.tools
+    assert dict(a.annotations) == {"readOnlyHint": True}
+    assert a.output_schema == good_schema
+    # A bad output schema is left out, and said; the tool itself stays.
+    assert b.name == "b" and b.output_schema is None
+    (reason,) = manifest.skipped
+    assert reason.startswith("isolated pack 'p': its output schema is left out: Tool 'b'")
+    assert not c.annotations and c.output_schema is None

@@ -38,7 +38,7 @@ from toolreg import (  # noqa: E402
     stop_mcp,
 )
 from toolreg._contract.names import registry_name, sanitise, wanted  # noqa: E402
-from toolreg._mcp.session import ReconnectPolicy  # noqa: E402
+from toolreg._mcp.link import ReconnectPolicy  # noqa: E402
 from toolreg.cli import _commands, _render, main  # noqa: E402
 
 SERVERS = Path(__file__).parent / "servers"
@@ -308,6 +308,34 @@ def test_calls_return_text_errors_images_and_structured_content(live) -> None:
     assert invalid["error_type"] == "invalid_arguments"  # checked against the server's schema
 
 
+def test_a_servers_annotations_and_output_schema_are_kept(live) -> None:
+    from toolreg._mcp.convert import KEEP_STRUCTURED
+
+    registry, _, _ = live
+    echo = registry.get_entry("mcp__basic__echo")
+    assert dict(echo.annotations) == {"title": "Echo", "readOnlyHint": True, "idempotentHint": True}
+    assert echo.output_schema["properties"]["result"]["type"] == "string"
+    assert not registry.get_entry("mcp__basic__pid").annotations
+    assert registry.get_entry("mcp__basic__two_lines").output_schema is None
+    mcp = registry.get_definition("mcp__basic__echo", format="mcp")
+    assert mcp["annotations"]["readOnlyHint"] is True
+    assert mcp["outputSchema"] == echo.output_schema
+    # A host gets the server's text, as ever; toolreg serve gets the object too.
+    assert registry.dispatch("mcp__basic__echo", {"text": "hi"}) == "hi"
+    token = KEEP_STRUCTURED.set(True)
+    try:
+        kept = registry.dispatch("mcp__basic__echo", {"text": "hi"})
+        plain = registry.dispatch("mcp__basic__two_lines", {})  # no output schema
+    finally:
+        KEEP_STRUCTURED.reset(token)
+    assert kept == {
+        "_multimodal": True,
+        "content": [{"type": "text", "text": "hi"}],
+        "structured": {"result": "hi"},
+    }
+    assert plain == "first\nsecond"
+
+
 def test_results_are_capped_by_the_servers_limit(live) -> None:
     registry, _, _ = live
     # Default limit: a text past 100,000 characters is cut, with dispatch's marker.
@@ -340,8 +368,9 @@ def test_include_and_exclude_filter_by_the_servers_names(live) -> None:
 def test_a_slow_call_times_out_and_the_session_survives(live) -> None:
     registry, _, _ = live
     started = time.monotonic()
-    result = json.loads(registry.dispatch("mcp__picky__nap", {"seconds": 6}))
-    assert 1.5 <= time.monotonic() - started < 5
+    # Had the call waited for the nap, it would have answered: the timeout proves it did not.
+    result = json.loads(registry.dispatch("mcp__picky__nap", {"seconds": 60}))
+    assert time.monotonic() - started >= 1.5, "not before the server's timeout"
     assert result["error_type"] == "timeout" and "picky" in result["error"]
     assert registry.dispatch("mcp__picky__echo", {"text": "still here"}) == "still here"
 
@@ -589,7 +618,7 @@ def test_stop_removes_toolsets_ends_processes_and_joins_the_thread() -> None:
 def test_cli_lists_mcp_tools_and_stops_the_servers(tmp_path: Path, capsys) -> None:
     config = tmp_path / "toolreg.toml"
     config.write_text(stdio_server("cli", "basic_server.py"), encoding="utf-8")
-    assert main(["--config", str(config), "list", "--json", "--toolset", "cli"]) == 0
+    assert main(["--config", str(config), "list", "--mcp", "--json", "--toolset", "cli"]) == 0
     tools = json.loads(capsys.readouterr().out)
     assert {"mcp__cli__echo", "mcp__cli__pid"} <= {t["name"] for t in tools}
     assert {t["owner"] for t in tools} == {"mcp:cli"}
@@ -623,7 +652,7 @@ def test_ctrl_c_while_connecting_stops_the_servers(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     cli = subprocess.Popen(
-        [PYTHON, "-m", "toolreg", "--config", str(config), "list"],
+        [PYTHON, "-m", "toolreg", "--config", str(config), "list", "--mcp"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -660,7 +689,7 @@ def test_backoff_doubles_with_jitter_up_to_the_cap() -> None:
 def test_a_server_that_crashes_right_after_connecting_is_parked(
     reg: ToolRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolreg._mcp.session import ServerLink
+    from toolreg._mcp.link import ServerLink
 
     async def connect_then_drop(self: ServerLink) -> None:
         self._connected_at = time.monotonic()
@@ -678,7 +707,7 @@ def test_a_server_that_crashes_right_after_connecting_is_parked(
 
 def test_waiting_for_servers_notices_a_signal_given_to_another_thread() -> None:
     """A Ctrl-C the kernel hands to a background thread still interrupts the wait."""
-    from toolreg._mcp.client import wait_interruptibly
+    from toolreg._mcp.manager import wait_interruptibly
 
     later: concurrent.futures.Future[str] = concurrent.futures.Future()
     # interrupt_main sets the flag a signal sets, without waking the main thread:

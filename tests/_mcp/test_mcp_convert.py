@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from toolreg import is_tool_error
-from toolreg._mcp.convert import description, parameters, to_result
+from toolreg._mcp.convert import annotations, description, output_schema, parameters, to_result
 
 
 def test_description_and_parameters_are_kept() -> None:
@@ -47,3 +47,44 @@ def test_multimodal_results_and_errors_stay_within_bounds() -> None:
         to_result({"content": [{"type": "text", "text": "e" * 10_000}], "isError": True})
     )
     assert len(error["error"]) < 2100 and error["error"].endswith("of 10000 characters]")
+
+
+def test_a_listed_tools_annotations_and_output_schema_are_read_as_untrusted() -> None:
+    tool = {
+        "name": "t",
+        "annotations": {"readOnlyHint": "yes", "destructiveHint": False, "x": 1, "title": 5},
+        "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+    }
+    assert dict(annotations(tool)) == {"destructiveHint": False}
+    assert not annotations({"name": "t", "annotations": ["readOnlyHint"]})
+    assert output_schema("mcp__s__t", tool) == (tool["outputSchema"], "")
+    assert output_schema("mcp__s__t", {"name": "t"}) == (None, "")
+    for bad, words in [
+        ({"type": "array"}, '"type": "object"'),
+        ({"type": "object", "properties": {"a": {"$ref": "file:///etc/passwd"}}}, "$ref"),
+        ({"type": "object", "properties": {}, "allOf": [{"$ref": "#"}]}, "$ref loop"),
+        ("{}", "a JSON-Schema object"),
+    ]:
+        schema, why = output_schema("mcp__s__t", {"name": "t", "outputSchema": bad})
+        assert schema is None
+        assert why.startswith("Tool 'mcp__s__t': output_schema") and words in why
+
+
+def test_structured_content_is_kept_only_when_asked() -> None:
+    text = {"type": "text", "text": '{"n": 1}'}
+    payload = {"content": [text], "structuredContent": {"n": 1}}
+    assert to_result(payload) == '{"n": 1}'
+    assert to_result(payload, keep_structured=True) == {
+        "_multimodal": True,
+        "content": [text],
+        "structured": {"n": 1},
+    }
+    # Nothing to keep: a structuredContent that is not an object, or an error.
+    assert to_result({"content": [text], "structuredContent": [1]}, keep_structured=True) == (
+        '{"n": 1}'
+    )
+    error = to_result({**payload, "isError": True}, keep_structured=True)
+    assert is_tool_error(error)
+    # Past the limit the object is left out, and the text says so.
+    capped = to_result(payload, 10, keep_structured=True)
+    assert "structured" not in capped and "structuredContent" in capped["content"][-1]["text"]

@@ -12,29 +12,36 @@ from typing import Any
 
 import pytest
 
-from serve_harness import PLUGIN, HttpServer, ServeSetup, run, serve_args, text_of
+from serve_harness import EXTRA_TOOL, PLUGIN, HttpServer, ServeSetup, run, stdio_client_for, text_of
 
 pytest.importorskip("mcp")
 
 import anyio  # noqa: E402  (after the importorskip: anyio comes with mcp)
 from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+from mcp_types import INVALID_PARAMS  # noqa: E402
 
 from toolreg.cli import main  # noqa: E402
 
 posix_only = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP is POSIX-only")
 
-EXTRA_TOOL = """
-registry.register("late_tool", "demo", _schema("late_tool"), lambda args: "late")
-"""
+
+async def assert_unknown_tool(client: Client, name: str) -> None:
+    """A call to a tool the server does not offer is a JSON-RPC error, not a tool result."""
+    with pytest.raises(MCPError) as caught:
+        await client.call_tool(name, {})
+    assert caught.value.code == INVALID_PARAMS
+    assert caught.value.message == f"Unknown tool: {name}"
 
 
-def stdio_client_for(setup: ServeSetup, *extra: str) -> Any:
-    """An SDK stdio transport that starts ``toolreg serve``; its stderr goes to a file."""
-    params = StdioServerParameters(
-        command=sys.executable, args=serve_args(setup, *extra), env=setup.env, cwd=setup.tmp
-    )
-    return stdio_client(params, errlog=setup.open_log())
+async def assert_tool_errors_stay_results(client: Client) -> None:
+    """Bad arguments and failing tools are ``isError`` results the model can act on."""
+    result = await client.call_tool("greet", {"name": 5})
+    assert result.is_error
+    assert json.loads(text_of(result))["error_type"] == "invalid_arguments"
+    result = await client.call_tool("boom", {})
+    assert result.is_error
+    assert "RuntimeError: kaboom" in json.loads(text_of(result))["error"]
 
 
 def add_tool_and_hup(setup: ServeSetup, pid: int) -> None:
@@ -79,9 +86,7 @@ def test_stdio_lists_and_calls_builtins_and_pack_tools(serve_setup: ServeSetup) 
             assert result.is_error
             assert json.loads(text_of(result))["error_type"] == "invalid_arguments"
 
-            result = await client.call_tool("no_such_tool", {})
-            assert result.is_error
-            assert json.loads(text_of(result)) == {"error": "Unknown tool: no_such_tool"}
+            await assert_unknown_tool(client, "no_such_tool")
 
     run(session)
 
@@ -91,9 +96,7 @@ def test_stdio_toolset_narrows_the_offer(serve_setup: ServeSetup) -> None:
         async with Client(stdio_client_for(serve_setup, "--toolset", "demo")) as client:
             names = sorted(tool.name for tool in (await client.list_tools()).tools)
             assert names == ["boom", "greet", "whoami"]
-            result = await client.call_tool("current_time", {"timezone": "UTC"})
-            assert result.is_error
-            assert json.loads(text_of(result)) == {"error": "Unknown tool: current_time"}
+            await assert_unknown_tool(client, "current_time")  # hidden by --toolset
             assert text_of(await client.call_tool("greet", {"name": "x"})) == "hello x"
 
     run(session)
@@ -134,6 +137,8 @@ def test_stdio_sighup_reload_notifies_handshake_clients(serve_setup: ServeSetup)
         transport = stdio_client_for(serve_setup)
         async with Client(transport, mode="legacy", message_handler=on_message) as client:
             assert client.server_capabilities.tools.list_changed
+            await assert_unknown_tool(client, "no_such_tool")
+            await assert_tool_errors_stay_results(client)
             pid = int(text_of(await client.call_tool("whoami", {})))
             add_tool_and_hup(serve_setup, pid)
             await changed.wait()
@@ -173,7 +178,8 @@ def test_http_serves_and_notifies_both_protocol_eras(
                 result = await client.call_tool("current_time", {"timezone": "UTC"})
                 assert json.loads(text_of(result))["timezone"] == "UTC"
                 assert text_of(await client.call_tool("greet", {"name": "B"})) == "hello B"
-                assert (await client.call_tool("boom", {})).is_error
+                await assert_tool_errors_stay_results(client)
+                await assert_unknown_tool(client, "no_such_tool")
 
             async with modern.listen(tools_list_changed=True) as subscription:
                 add_tool_and_hup(serve_setup, server.proc.pid)
@@ -197,6 +203,7 @@ def test_http_stateless(serve_setup: ServeSetup, http_server: Callable[..., Http
             names = sorted(tool.name for tool in (await client.list_tools()).tools)
             assert names == ["boom", "greet", "whoami"]
             assert text_of(await client.call_tool("greet", {"name": "S"})) == "hello S"
+            await assert_unknown_tool(client, "current_time")
         async with Client(server.url) as client:
             assert text_of(await client.call_tool("greet", {"name": "M"})) == "hello M"
 

@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
-from serve_harness import HttpServer, ServeSetup, run, text_of
+from serve_harness import HttpServer, RawSession, ServeSetup, run, text_of
 
 pytest.importorskip("mcp")
 
 import anyio  # noqa: E402  (after the importorskip: anyio comes with mcp)
-import httpx2  # noqa: E402
 from mcp import Client  # noqa: E402
-
-HANDSHAKE = "2025-11-25"
-SSE = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 def wait_for_starts(setup: ServeSetup, count: int) -> list[str]:
@@ -104,49 +99,12 @@ def test_one_session_cannot_take_more_than_its_share(
     run(session)
 
 
-class RawSession:
-    """A handshake-era HTTP session spoken by hand, so the test can drop connections."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.streams: list[tuple[httpx2.Client, Any]] = []
-        with httpx2.Client(headers=SSE, timeout=10) as http:
-            reply = http.post(url, json=self._request(0, "initialize", self._init_params()))
-            reply.raise_for_status()
-            self.id = reply.headers["mcp-session-id"]
-            self.headers = {**SSE, "mcp-session-id": self.id, "mcp-protocol-version": HANDSHAKE}
-            notice = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            http.post(url, json=notice, headers=self.headers).raise_for_status()
-
-    @staticmethod
-    def _request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-
-    @staticmethod
-    def _init_params() -> dict[str, Any]:
-        client = {"name": "raw", "version": "1"}
-        return {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": client}
-
-    def start_call(self, request_id: int, tool: str, args: dict[str, Any]) -> None:
-        """POST a tools/call and leave its answer stream open (one connection per call)."""
-        http = httpx2.Client(headers=self.headers, timeout=10)
-        body = self._request(request_id, "tools/call", {"name": tool, "arguments": args})
-        stream = http.stream("POST", self.url, json=body)
-        stream.__enter__().raise_for_status()
-        self.streams.append((http, stream))
-
-    def drop(self) -> None:
-        """Close every connection, without ending the session (no DELETE): a crashed client."""
-        for http, stream in self.streams:
-            stream.__exit__(None, None, None)
-            http.close()
-
-
 def test_a_disconnected_clients_queued_call_never_runs(
     serve_setup: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
     server = http_server("--max-calls-per-session", "1")
-    raw = RawSession(server.url)
+    # A client before 2025-11-25 cannot resume a broken stream: a drop is goodbye.
+    raw = RawSession(server.url, protocol="2025-06-18")
     raw.start_call(1, "hold", {"tag": "running"})
     wait_for_starts(serve_setup, 1)
     raw.start_call(2, "hold", {"tag": "queued"})  # waits for the session's one slot

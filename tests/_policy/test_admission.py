@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolreg import Config, parse_config
+from toolreg._policy import admission
 from toolreg._policy.admission import (
     RESERVED_PACK_NAMESPACES,
     NotAdmitted,
@@ -234,3 +240,54 @@ def test_free_or_own_namespaces_are_fine():
         check_namespaces("toolreg-new", ["toolreg_new", "toolregx", "toolreg_x"], claimed) is None
     )
     assert check_namespaces("toolreg-none", [], claimed) is None
+
+
+# A plain "name specifiers" requirement is read without packaging's requirement
+# grammar; the answer must be the one the grammar gives, for any string.
+REQUIREMENT_PIECES = st.sampled_from(
+    [
+        "toolreg-core", "toolreg", "toolreg_", " ", "\t", "\n", ",", ";", "@", "[cli]", "(", ")",
+        ">=", "<", "==", "!=", "~=", "===", ">", "<=", " >= ", "0.1", "0.1.0", "99", "1.*",
+        "0.2.0rc1", "1+local", "x", 'python_version >= "3"', "extra == 's'", "file:///x",
+    ]
+)  # fmt: skip
+
+
+# Mostly plain requirements, with a tail that may make them something else.
+PLAIN_LIKE = st.builds(
+    lambda name, specs, comma, tail: name + comma.join(specs) + tail,
+    st.sampled_from(["toolreg-core", "toolreg-core ", "\ttoolreg", "toolreg_core"]),
+    st.lists(
+        st.builds(
+            str.__add__,
+            st.sampled_from([">=", "<", "==", "!=", "~=", "===", " > ", "<= "]),
+            st.sampled_from(["0.1", "0.2.0rc1", "1.*", "1+local", "0", "99", "v1", "1.0-"]),
+        ),
+        max_size=3,
+    ),
+    st.sampled_from([",", ", ", " ,", ",,", " "]),
+    st.sampled_from(["", " ", "\t", ",", "\n", ";", ' ; python_version >= "3"', " x"]),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(st.lists(REQUIREMENT_PIECES, min_size=1, max_size=8).map("".join), PLAIN_LIKE))
+def test_a_plain_requirement_is_judged_as_the_full_grammar_judges_it(requires):
+    for toolreg in ("0.1.0", "0.2.0rc1"):
+        fast = admission._check_requirement.__wrapped__(requires, toolreg)
+        full = admission._check_full_requirement(requires, toolreg)
+        assert (fast is None) == (full is None), (requires, fast, full)
+        if fast is not None and not full.reason.startswith("unreadable"):
+            assert fast == full
+
+
+def test_a_plain_requirement_does_not_import_the_requirement_grammar():
+    code = (
+        "import sys; from toolreg import Config;"
+        "from toolreg._policy.admission import check_compatible;"
+        "assert check_compatible('x', '1', 'toolreg-core>=0.1,<9', '0.1.0', Config()) is None;"
+        "assert check_compatible('x', '1', 'toolreg-core>=9', '0.1.0', Config()) is not None;"
+        "print(sorted(m for m in sys.modules if m.startswith('packaging.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "packaging.requirements" not in out.stdout and "packaging.specifiers" in out.stdout

@@ -113,6 +113,19 @@ def test_isolation_default_and_per_entry_choice():
     )  # fmt: skip
 
 
+def test_hooks_take_the_prefix_or_not_and_absent_means_all():
+    config = parse_config(
+        '[plugins.entries.a]\nhooks = ["post_tool_call", "toolreg_pre_tool_call"]\n'
+        "[plugins.entries.b]\nhooks = []\n"
+    )
+    a, b = config.plugins.entry("a"), config.plugins.entry("b")
+    assert a.hooks == ("toolreg_post_tool_call", "toolreg_pre_tool_call")
+    assert a.allows_hook("toolreg_pre_tool_call")
+    assert not a.allows_hook("toolreg_transform_tool_result")
+    assert not b.allows_hook("toolreg_post_tool_call")
+    assert config.plugins.entry("c").allows_hook("toolreg_transform_tool_result")
+
+
 def test_ids_are_canonicalised_in_lists_and_entry_keys():
     config = parse_config(
         '[plugins]\nenabled = ["Toolreg_SQLite"]\ndisabled = ["TOOLREG.audit"]\n'
@@ -152,6 +165,7 @@ ERRORS = [
     (ENTRY + 'tools = "a*"', "plugins.entries.x.tools", "an array of strings, got a string"),
     (ENTRY + 'tools = ["a", 1]', "plugins.entries.x.tools[1]", "non-empty string, got an integer"),
     (ENTRY + "settings = 1", "plugins.entries.x.settings", "expected a table, got an integer"),
+    (ENTRY + 'hooks = "pre_tool_call"', f"{X}.hooks", "an array of strings, got a string"),
     ('[plugins]\nenabled = "a"', "plugins.enabled", "expected an array of strings, got a string"),
     ("[plugins]\nenabled = {a = 1}", "plugins.enabled", "an array of strings, got a table"),
     ('[plugins]\ndisabled = ["a", 2]', "plugins.disabled[1]", "non-empty string, got an integer"),
@@ -274,38 +288,6 @@ def one_line_error(err: str) -> str:
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("toolreg: error: "), err
     return lines[0]
-
-
-def test_config_check_ok(tmp_path, capsys, cli_env):
-    source = write(tmp_path / "toolreg.toml", FULL)
-    assert main(["config", "check", str(source)]) == 0
-    out, err = capsys.readouterr()
-    assert out.splitlines()[0] == f"{source}: ok" and err == ""
-    assert "plugins.entries.toolreg-sandbox: allow_tool_override=true" in out
-    assert "plugins.enabled: toolreg-sqlite, toolreg-sandbox" in out
-
-
-def test_config_check_shows_isolation(tmp_path, capsys, cli_env):
-    text = '[plugins]\nisolation = "process"\n[plugins.entries.toolreg-x]\nenv = ["TOKEN"]\n'
-    assert main(["config", "check", str(write(tmp_path / "toolreg.toml", text))]) == 0
-    out = capsys.readouterr().out
-    assert "plugins.isolation: process" in out
-    assert "plugins.entries.toolreg-x: allow_tool_override=false, env=['TOKEN']" in out
-
-
-def test_config_check_without_a_file_says_defaults(capsys, cli_env):
-    assert main(["config", "check"]) == 0
-    assert "No config file found; the defaults apply" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("use_option", [False, True])
-def test_config_check_bad_file_exits_2_with_one_line(tmp_path, capsys, cli_env, use_option):
-    source = str(write(tmp_path / "bad.toml", BAD))
-    argv = ["--config", source, "config", "check"] if use_option else ["config", "check", source]
-    assert main(argv) == 2
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert one_line_error(err).startswith(f"toolreg: error: {source}: {X}.version: expected")
 
 
 @pytest.mark.parametrize(

@@ -466,3 +466,43 @@ def test_dispatch_through_registry(workspace: Path) -> None:
     ok(reg.dispatch("write_file", {"path": "d.txt", "content": "via registry\n"}))
     assert "via registry" in ok(reg.dispatch("read_file", {"path": "d.txt"}))["content"]
     assert "outside the workspace" in err(reg.dispatch("read_file", {"path": "../x"}))
+
+
+# -- MCP annotations ---------------------------------------------------------------------
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_annotations_say_what_each_tool_does_to_the_workspace(workspace: Path) -> None:
+    reg = builtin_registry(file_tools)
+    hints = {name: dict(reg.get_entry(name).annotations) for name in FILE_TOOLS}
+    # All five stay inside the workspace: a closed world.
+    assert all(h["openWorldHint"] is False and h["title"] for h in hints.values())
+
+    (workspace / "a.txt").write_text("a\n")
+    readers = {
+        "read_file": {"path": "a.txt"},
+        "list_directory": {},
+        "search_files": {"pattern": "a"},
+    }
+    for name, args in readers.items():
+        assert hints[name]["readOnlyHint"] is True, name
+        before = _snapshot(workspace)
+        ok(reg.dispatch(name, args))
+        assert _snapshot(workspace) == before, f"{name} changed the workspace"
+
+    for name in ("write_file", "edit_file"):
+        assert hints[name]["readOnlyHint"] is False and hints[name]["destructiveHint"] is True
+    # write_file overwrites (destructive), and the same call twice leaves the same file.
+    assert hints["write_file"]["idempotentHint"] is True
+    for _ in range(2):
+        ok(reg.dispatch("write_file", {"path": "a.txt", "content": "b\n"}))
+        assert (workspace / "a.txt").read_text() == "b\n"
+    # edit_file is not idempotent: the same edit again can change the file again.
+    assert hints["edit_file"]["idempotentHint"] is False
+    edit = {"path": "a.txt", "old_string": "b", "new_string": "bc"}
+    ok(reg.dispatch("edit_file", edit))
+    ok(reg.dispatch("edit_file", edit))
+    assert (workspace / "a.txt").read_text() == "bcc\n"

@@ -75,11 +75,9 @@ def test_stdin_is_empty_so_prompts_do_not_hang(workspace: Path) -> None:
 
 
 def test_timeout_kills_the_command(workspace: Path) -> None:
-    started = time.monotonic()
-    data = run("sleep 30", timeout=1)
+    data = run("sleep 300", timeout=1)
     assert data["timed_out"] is True
-    assert data["exit_code"] == -signal.SIGKILL
-    assert time.monotonic() - started < 20
+    assert data["exit_code"] == -signal.SIGKILL, "killed, not waited for"
 
 
 def test_timeout_kills_child_processes(workspace: Path) -> None:
@@ -90,11 +88,9 @@ def test_timeout_kills_child_processes(workspace: Path) -> None:
 
 
 def test_background_job_holding_output_is_killed_at_timeout(workspace: Path) -> None:
-    started = time.monotonic()
-    data = run("echo started; sleep 30 & echo $! > bg.pid", timeout=1)
+    data = run("echo started; sleep 300 & echo $! > bg.pid", timeout=1)
     assert data["timed_out"] is True
     assert data["stdout"] == "started\n"
-    assert time.monotonic() - started < 20
     assert wait_gone(int((workspace / "bg.pid").read_text()))
 
 
@@ -142,3 +138,14 @@ def test_dispatch_through_registry(workspace: Path) -> None:
     data = json.loads(reg.dispatch("terminal", {"command": "echo via-registry"}))
     assert data["stdout"] == "via-registry\n"
     assert data["exit_code"] == 0
+
+
+def test_annotations_warn_that_a_command_can_do_anything() -> None:
+    entry = builtin_registry(terminal_tool).get_entry("terminal")
+    assert dict(entry.annotations) == {
+        "title": "Terminal command",
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": False,
+        "openWorldHint": True,
+    }

@@ -77,3 +77,12 @@ def test_dispatch_through_registry() -> None:
     reg = builtin_registry(time_tool)
     data = json.loads(reg.dispatch("current_time", {"timezone": "UTC"}))
     assert data["utc_offset"] == "+00:00"
+
+
+def test_annotations_say_reading_the_clock_changes_nothing() -> None:
+    entry = builtin_registry(time_tool).get_entry("current_time")
+    assert dict(entry.annotations) == {
+        "title": "Current time",
+        "readOnlyHint": True,
+        "openWorldHint": False,
+    }

@@ -197,3 +197,12 @@ def test_dispatch_through_registry(base_url: str) -> None:
     data = json.loads(reg.dispatch("http_request", {"url": f"{base_url}/hello"}))
     assert data["status"] == 200
     assert data["body"] == "héllo"
+
+
+def test_annotations_say_the_web_is_an_open_world() -> None:
+    entry = builtin_registry(web_tools).get_entry("http_request")
+    hints = dict(entry.annotations)
+    assert hints["openWorldHint"] is True
+    # A POST may change what the server holds: never claimed read-only or harmless.
+    assert hints["readOnlyHint"] is False and hints["destructiveHint"] is True
+    assert hints["idempotentHint"] is False

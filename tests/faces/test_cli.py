@@ -13,49 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from pack_cli import assert_one_line_error, run
 from toolreg import registry, tool_error
 from toolreg.cli import main
 
-LIST_KEYS = {"name", "toolset", "available", "reason", "owner", "description"}
-FILE_TOOLS = {"read_file", "write_file", "edit_file", "list_directory", "search_files"}
 PARAMS = {"type": "object", "properties": {}}
+LIST_KEYS = {"name", "toolset", "available", "reason", "owner", "description"}
+LIST_KEYS |= {"annotations", "output_schema"}
+FILE_TOOLS = {"read_file", "write_file", "edit_file", "list_directory", "search_files"}
 
 
-# -- fixtures and helpers --------------------------------------------------------------
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """Run ``main`` in-process; return (exit code, stdout, stderr)."""
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_line_error(err: str, *fragments: str) -> None:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("toolreg: error: "), err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in lines[0]
-
-
-@pytest.fixture
-def host_tool():
-    """Register host tools into the singleton for one test, then remove them."""
-    names: list[str] = []
-
-    def add(name: str, handler, toolset: str = "cli-test", **kwargs):
-        schema = {"name": name, "description": f"test tool {name}", "parameters": PARAMS}
-        entry = registry.register(
-            name=name, toolset=toolset, schema=schema, handler=handler, **kwargs
-        )
-        names.append(name)
-        return entry
-
-    yield add
-    for name in names:
-        registry.deregister(name)
+# -- helpers ---------------------------------------------------------------------------
 
 
 def console_command() -> list[str]:
@@ -156,6 +124,37 @@ def test_show_human_includes_availability_even_when_unavailable(capsys, host_too
     assert "owner:     host" in out
     assert "available: no (no daemon)" in out
     assert '"name": "cli_probe_fails"' in out
+
+
+def test_list_json_and_show_give_annotations_and_output_schema(capsys, host_tool):
+    output = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    host_tool("cli_counted", lambda args: '{"n": 1}', output_schema=output)
+    code, out, _ = run(capsys, "list", "--json")
+    assert code == 0
+    by_name = {t["name"]: t for t in json.loads(out)}
+    assert by_name["read_file"]["annotations"]["readOnlyHint"] is True
+    assert by_name["terminal"]["annotations"]["destructiveHint"] is True
+    assert by_name["read_file"]["output_schema"] is None
+    assert by_name["cli_counted"]["annotations"] == {}
+    assert by_name["cli_counted"]["output_schema"] == output
+
+    code, out, _ = run(capsys, "show", "read_file")
+    assert code == 0
+    assert "title:     Read file" in out
+    assert "hints:     readOnlyHint=true openWorldHint=false" in out
+    assert "output:" not in out
+    code, out, _ = run(capsys, "show", "cli_counted")
+    assert "hints:     none declared" in out and "title:" not in out
+    assert "output:    structured (outputSchema in the mcp format)" in out
+
+    code, out, _ = run(capsys, "show", "read_file", "--json", "--format", "mcp")
+    assert json.loads(out)["annotations"] == {
+        "title": "Read file",
+        "readOnlyHint": True,
+        "openWorldHint": False,
+    }
+    code, out, _ = run(capsys, "show", "cli_counted", "--json", "--format", "mcp")
+    assert json.loads(out)["outputSchema"] == output
 
 
 def test_show_unknown_tool(capsys):
@@ -276,12 +275,6 @@ def test_missing_command_exits_2(capsys):
     assert "toolreg: error:" in err
 
 
-def test_version_returns_0(capsys):
-    code, out, _ = run(capsys, "--version")
-    assert code == 0
-    assert out.startswith("toolreg ")
-
-
 def test_verbose_works_before_or_after_command(capsys):
     assert main(["-v", "list", "--json"]) == 0
     _, err = capsys.readouterr()
@@ -337,124 +330,6 @@ def test_import_failure_warns_on_stderr_and_keeps_stdout_json(capsys, monkeypatc
 
 
 # -- doctor ----------------------------------------------------------------------------
-
-
-def test_doctor_json_shape(capsys):
-    code, out, _ = run(capsys, "doctor", "--json")
-    assert code == 0
-    report = json.loads(out)
-    assert set(report) == {
-        "summary",
-        "import_failures",
-        "unavailable",
-        "rejected",
-        "plugin_failures",
-        "hook_failures",
-        "mcp_servers",
-        "caches",
-        "warnings",
-        "stuck_calls",
-    }
-    assert report["mcp_servers"] == []  # no [mcp.servers] configured
-    assert report["summary"]["tools"] == len(registry.get_all_tool_names())
-    assert 0 <= report["summary"]["available"] <= report["summary"]["tools"]
-    for tool in report["unavailable"]:
-        assert set(tool) == {"name", "toolset", "reason"}
-        assert tool["reason"]
-
-
-def test_doctor_reports_rejected_registration(capsys, host_tool):
-    host_tool("cli_contested", lambda args, **kw: "first", toolset="cli-test-a")
-    # Same name, different toolset, no override: the registry refuses it.
-    rejected = registry.register(
-        name="cli_contested",
-        toolset="cli-test-b",
-        schema={"name": "cli_contested", "description": "second", "parameters": PARAMS},
-        handler=lambda args, **kw: "second",
-    )
-    assert rejected is None
-
-    code, out, _ = run(capsys, "doctor", "--json")
-    assert code == 0
-    mine = [d for d in json.loads(out)["rejected"] if d["tool"] == "cli_contested"]
-    assert mine, "the rejected registration is missing from doctor --json"
-    assert mine[-1]["toolset"] == "cli-test-b"
-    assert mine[-1]["previous_toolset"] == "cli-test-a"
-    assert mine[-1]["action"] == "rejected"
-
-    code, out, _ = run(capsys, "doctor")
-    assert code == 0
-    assert "Rejected registrations" in out
-    assert "cli_contested (toolset cli-test-b, from host)" in out
-
-
-def test_doctor_lists_unavailable_tool(capsys, host_tool):
-    host_tool("cli_doctor_env", lambda args, **kw: "ok", requires_env=["TOOLREG_CLI_TEST_UNSET"])
-    code, out, _ = run(capsys, "doctor")
-    assert code == 0
-    assert "Unavailable tools" in out
-    row = next(line for line in out.splitlines() if "cli_doctor_env" in line)
-    assert "TOOLREG_CLI_TEST_UNSET" in row
-
-
-@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
-def test_doctor_names_a_distrusted_cache_and_the_rule(
-    capsys, tmp_path, monkeypatch, cache_problems
-):
-    shared = tmp_path / "shared-cache"
-    shared.mkdir()
-    shared.chmod(0o777)  # anyone could plant verdicts or pack lists here
-    monkeypatch.setenv("TOOLREG_CACHE_DIR", str(shared))
-
-    code, out, _ = run(capsys, "doctor", "--json")
-    assert code == 0
-    (problem,) = json.loads(out)["caches"]
-    assert problem["file"] == str(shared) and problem["rule"] == "mode"
-    assert "0o777" in problem["reason"]
-    assert list(shared.iterdir()) == [], "nothing is written into a distrusted folder"
-
-    code, out, _ = run(capsys, "doctor")
-    assert "No problems found" not in out
-    assert f"{shared} [mode]: writable by group or others" in out
-
-
-def test_forged_scan_cache_hides_no_builtin_and_doctor_says_so(pack_venv, tmp_path):
-    """Every built-in tool module marked "registers nothing": all load, and doctor tells."""
-    cache = tmp_path / "private-cache"
-    env = {"TOOLREG_CACHE_DIR": str(cache), "TOOLREG_PLUGINS": ""}
-
-    def forge_and_run(*command: str) -> subprocess.CompletedProcess:
-        scan_cache = cache / "scan-v1.json"
-        verdicts = json.loads(scan_cache.read_text())
-        scan_cache.write_text(json.dumps({k: [*v[:2], False] for k, v in verdicts.items()}))
-        done = pack_venv.run(*command, **env)
-        assert done.returncode == 0, done.stderr
-        return done
-
-    honest = json.loads(pack_venv.run("list", "--json", **env).stdout)
-    assert {t["name"] for t in honest} >= {"read_file", "terminal", "current_time"}
-
-    assert json.loads(forge_and_run("list", "--json").stdout) == honest
-    report = json.loads(forge_and_run("doctor", "--json").stdout)
-    (problem,) = report["caches"]
-    assert (problem["file"], problem["rule"]) == (str(cache / "scan-v1.json"), "verdict")
-    assert "file_tools.py" in problem["reason"]
-    out = forge_and_run("doctor").stdout
-    assert "No problems found" not in out and "[verdict]" in out
-
-
-def test_doctor_warns_when_the_workspace_fell_back_to_home(capsys, tmp_path, monkeypatch):
-    monkeypatch.delenv("TOOLREG_WORKSPACE", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    code, out, _ = run(capsys, "doctor", "--json")
-    assert code == 0
-    assert ["TOOLREG_WORKSPACE is not set" in w for w in json.loads(out)["warnings"]] == [True]
-    code, out, _ = run(capsys, "doctor")
-    assert "Warnings (1):" in out and "TOOLREG_WORKSPACE is not set" in out
-    monkeypatch.setenv("TOOLREG_WORKSPACE", str(tmp_path))
-    code, out, _ = run(capsys, "doctor", "--json")
-    assert json.loads(out)["warnings"] == []
 
 
 def test_serve_warns_at_start_when_the_workspace_fell_back_to_home(tmp_path):
@@ -600,20 +475,6 @@ def test_call_exits_promptly_after_a_deadline(tmp_path, tool, fragment):
     proc = toolreg("call", tool)
     assert proc.returncode == 1, proc.stderr
     assert fragment in json.loads(proc.stdout)["error"]
-
-
-def test_doctor_counts_stuck_calls_per_pool(capsys):
-    from toolreg.cli import _render
-
-    code, out, _ = run(capsys, "doctor", "--json")
-    assert code == 0
-    stuck = json.loads(out)["stuck_calls"]
-    assert set(stuck) == {"tool", "hook", "import"}
-    assert all(set(pool) == {"workers", "size", "stuck", "abandoned"} for pool in stuck.values())
-    report = json.loads(out)
-    report["stuck_calls"]["tool"].update(stuck=3, size=32)
-    text = _render.doctor_report(report)
-    assert "Calls still running past their deadline" in text and "tool: 3 of 32 workers" in text
 
 
 def test_a_local_plugin_that_hangs_at_import_fails_with_the_reason(tmp_path):

@@ -117,9 +117,28 @@ def test_requirement_is_the_current_minor_series() -> None:
     assert toolreg_requirement("2") == "toolreg-core>=2.0,<2.1"
 
 
-def test_scaffold_installs_passes_its_tests_and_loads(pack_venv, tmp_path: Path) -> None:
+# What an author writes first: a second tool, and nothing changed in the tests.
+SECOND_TOOL = '''
+
+@tool(toolset=TOOLSET)
+def weather_forecast(city: str, days: int = 3) -> str:
+    """Forecast the weather.
+
+    Args:
+        city: Where.
+        days: How many days ahead.
+    """
+    return f"{city}: sunny for {days} days"
+'''
+
+
+def test_scaffold_with_a_tool_added_installs_passes_its_tests_and_loads(
+    pack_venv, tmp_path: Path
+) -> None:
     assert main(["new", "toolreg-weather", "--dir", str(tmp_path / "src")]) == 0
     project = tmp_path / "src" / "toolreg-weather"
+    with (project / "src/toolreg_weather/__init__.py").open("a") as init:
+        init.write(SECOND_TOOL)
     wheels = tmp_path / "wheels"
     # Built with this venv's hatchling (the session venv has none), installed like
     # a pack from PyPI; its one dependency, toolreg, is already there.
@@ -143,6 +162,7 @@ def test_scaffold_installs_passes_its_tests_and_loads(pack_venv, tmp_path: Path)
         tools = {item["name"]: item for item in json.loads(listed.stdout)}
         assert tools["weather_hello"]["owner"] == "toolreg-weather"
         assert tools["weather_hello"]["toolset"] == "weather"
+        assert tools["weather_forecast"]["owner"] == "toolreg-weather"
         called = pack_venv.run(
             "call", "weather_hello", '{"name": "Ada"}', TOOLREG_PLUGINS="toolreg-weather"
         )

@@ -80,6 +80,16 @@ models as objects, enums as their values, dates in ISO 8601, sets and tuples as
 arrays, ``None`` as ``null``, and anything unknown as its ``str()``. Exceptions
 propagate to dispatch, which turns them into a tool_error.
 
+**Structured results.** A function annotated to return a TypedDict, a
+dataclass or a pydantic model gets an output schema (``ToolEntry.output_schema``,
+MCP's ``outputSchema``; see ``result_schema``): dispatch still returns the JSON
+text, and ``toolreg serve`` sends the object as ``structuredContent`` too.
+``output_schema=`` gives one by hand; ``output_schema=False``, none.
+
+**Annotations.** ``annotations=`` takes MCP's tool hints, with MCP's names or
+the MCP SDK's: ``{"readOnlyHint": True}``, ``{"read_only_hint": True}``, or
+the SDK's ``ToolAnnotations`` model.
+
 **Ownership.** The handler carries ``__wrapped__ = func``, so a function defined
 in a plugin's package belongs to that plugin, whoever decorates it.
 """
@@ -88,8 +98,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .._contract.validation import invalid_arguments
 
@@ -115,13 +125,17 @@ def tool(
     timeout: float | None = None,
     validate: bool = True,
     dynamic_schema_overrides: SchemaOverrides | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    output_schema: dict[str, Any] | Literal[False] | None = None,
     registry: ToolRegistry | None = None,
 ) -> Any:
     """Register a typed function as a tool; returns the function unchanged.
 
     Use as ``@tool`` or ``@tool(...)``. Without ``registry``, the tool goes into
-    ``toolreg.registry`` as it is at decoration time. Raises TypeError when a
-    parameter's type has no JSON Schema, and whatever ``register`` raises.
+    ``toolreg.registry`` as it is at decoration time. ``output_schema`` is
+    derived from a structured return type unless given (False: none). Raises
+    TypeError when a parameter's or the return's type has no JSON Schema, and
+    whatever ``register`` raises.
     """
     if func is not None and not callable(func):
         raise TypeError(f"@tool takes keyword arguments only (name=...), got {func!r}")
@@ -129,9 +143,11 @@ def tool(
     def decorate(f: F) -> F:
         # Imported on first use, so that `import toolreg` stays cheap for hosts
         # that never decorate.
+        from .result_schema import result_schema
         from .signature_schema import function_schema
 
         spec = function_schema(f, name=name, description=description)
+        output = result_schema(spec.name, spec.returns) if output_schema is None else output_schema
         handler = make_handler(f, spec)
         schema: dict[str, Any] = {
             "name": spec.name,
@@ -154,6 +170,8 @@ def tool(
             override=override,
             validate=validate,
             timeout=timeout,
+            annotations=annotations,
+            output_schema=None if output is False else output,
         )
         try:
             f.__toolreg_schema__ = schema  # type: ignore[attr-defined]

@@ -60,6 +60,8 @@ class FunctionSchema:
     parameters: dict[str, Any]
     params: tuple[Param, ...]
     is_async: bool
+    #: The resolved return annotation (``inspect.Signature.empty`` when there is none).
+    returns: Any = inspect.Signature.empty
 
 
 def function_schema(
@@ -138,6 +140,7 @@ def function_schema(
         parameters=parameters,
         params=tuple(params),
         is_async=_is_async(target),
+        returns=hints.get("return", signature.return_annotation),
     )
 
 

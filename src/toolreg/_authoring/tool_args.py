@@ -12,15 +12,12 @@ message the model can act on instead of a traceback from deep in the tool.
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import enum
 import json
-import pathlib
-import uuid
 from collections.abc import Callable
 from typing import Any, Literal, get_args, get_origin
 
+from .scalar_args import SIMPLE, STDLIB, Convert, Invalid, describe, identity, null, string, wrong
 from .tool_json import to_jsonable
 from .type_kinds import (
     ANY_TYPES,
@@ -37,126 +34,12 @@ from .type_kinds import (
     is_union,
     needs_pydantic,
     split_annotated,
+    stdlib_type,
     tuple_items,
     typeddict_fields,
 )
 
-#: ``convert(value, path)`` returns the Python value or raises Invalid.
-Convert = Callable[[Any, str], Any]
-
-
-class Invalid(ValueError):
-    """An argument that cannot become its declared type; says where and why."""
-
-    def __init__(self, path: str, problem: str, expected: str | None = None) -> None:
-        super().__init__(f"argument {path!r} {problem}")
-        self.path = path
-        self.expected = expected
-
-
-def _wrong(path: str, expected: str, value: Any) -> Invalid:
-    return Invalid(path, f"must be {expected}, got {describe(value)}", expected)
-
-
-def describe(value: Any) -> str:
-    """A value in the words of JSON, short enough for an error message."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, (list, tuple)):
-        return "an array"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        text = json.dumps(value, ensure_ascii=False)
-        return text if len(text) <= 60 else text[:56] + '…"'
-    return type(value).__name__
-
-
-# -- converters -------------------------------------------------------------------------------
-
-
-def _identity(value: Any, path: str) -> Any:
-    return value
-
-
-def _null(value: Any, path: str) -> None:
-    if value is not None:
-        raise _wrong(path, "null", value)
-
-
-def _str(value: Any, path: str) -> str:
-    if isinstance(value, str):
-        return value
-    raise _wrong(path, "a string", value)
-
-
-def _int(value: Any, path: str) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)  # JSON Schema counts 3.0 as an integer
-    raise _wrong(path, "an integer", value)
-
-
-def _float(value: Any, path: str) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    raise _wrong(path, "a number", value)
-
-
-def _bool(value: Any, path: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise _wrong(path, "true or false", value)
-
-
-def _from_string(cls: type, parse: Callable[[str], Any], what: str) -> Convert:
-    def convert(value: Any, path: str) -> Any:
-        if isinstance(value, cls):
-            return value
-        if isinstance(value, str):
-            try:
-                return parse(value)
-            except ValueError:
-                pass
-        raise _wrong(path, what, value)
-
-    return convert
-
-
-def _datetime(text: str) -> dt.datetime:
-    # fromisoformat learnt the "Z" suffix only in Python 3.11.
-    return dt.datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
-
-
-def _decimal(value: Any, path: str) -> decimal.Decimal:
-    if isinstance(value, (int, float, str, decimal.Decimal)) and not isinstance(value, bool):
-        try:
-            return decimal.Decimal(str(value))
-        except decimal.InvalidOperation:
-            pass
-    raise _wrong(path, "a decimal number", value)
-
-
-_SIMPLE: dict[Any, Convert] = {
-    str: _str,
-    int: _int,
-    float: _float,
-    bool: _bool,
-    type(None): _null,
-    bytes: _from_string(bytes, str.encode, "a string"),
-    dt.datetime: _from_string(dt.datetime, _datetime, "an ISO 8601 date-time"),
-    dt.date: _from_string(dt.date, dt.date.fromisoformat, "an ISO 8601 date"),
-    dt.time: _from_string(dt.time, dt.time.fromisoformat, "an ISO 8601 time"),
-    uuid.UUID: _from_string(uuid.UUID, uuid.UUID, "a UUID"),
-    pathlib.Path: _from_string(pathlib.Path, pathlib.Path, "a path"),
-    pathlib.PurePath: _from_string(pathlib.PurePath, pathlib.PurePath, "a path"),
-    decimal.Decimal: _decimal,
-}
+__all__ = ["Convert", "Converters", "Invalid", "describe"]
 
 
 def _union(members: list[Convert]) -> Convert:
@@ -181,7 +64,7 @@ def _union(members: list[Convert]) -> Convert:
         if telling:  # a member that got further (a field of the object) says most
             raise telling[0]
         expected = dict.fromkeys(p.expected for p in problems if p.expected)
-        raise _wrong(path, " or ".join(expected), value)
+        raise wrong(path, " or ".join(expected), value)
 
     return convert
 
@@ -194,7 +77,7 @@ def _literal(values: tuple[Any, ...]) -> Convert:
         for json_value, python_value in pairs:
             if value is python_value or (type(value) is type(json_value) and value == json_value):
                 return python_value
-        raise _wrong(path, allowed, value)
+        raise wrong(path, allowed, value)
 
     return convert
 
@@ -211,7 +94,7 @@ def _enum(cls: type[enum.Enum]) -> Convert:
                 return cls(value)
             except ValueError:
                 pass
-        raise _wrong(path, allowed, value)
+        raise wrong(path, allowed, value)
 
     return convert
 
@@ -254,11 +137,14 @@ class Converters:
         if metadata:
             return self.build(base)
         if is_one_of(tp, ANY_TYPES):
-            return _identity
+            return identity
         if tp is None:
-            return _null
-        if is_one_of(tp, _SIMPLE):
-            return _SIMPLE[tp]
+            return null
+        if is_one_of(tp, SIMPLE):
+            return SIMPLE[tp]
+        stdlib = stdlib_type(tp, STDLIB)
+        if stdlib is not None:
+            return STDLIB[stdlib](tp)
         if hasattr(tp, "__supertype__"):  # typing.NewType
             return self.build(tp.__supertype__)
         if is_union(tp):
@@ -318,7 +204,7 @@ class Converters:
     def _container(self, tp: Any, origin: Any, args: tuple[Any, ...]) -> Convert:
         kind = origin if origin is not None else tp
         if is_one_of(kind, LIST_ORIGINS) or is_one_of(kind, SET_ORIGINS):
-            item = self.build(args[0]) if args else _identity
+            item = self.build(args[0]) if args else identity
             make: type = frozenset if kind is frozenset else set
             if is_one_of(kind, LIST_ORIGINS):
                 make = list
@@ -326,13 +212,13 @@ class Converters:
         if kind is tuple:
             items = tuple_items(tp)
             if items is None:
-                item = self.build(args[0]) if args else _identity
+                item = self.build(args[0]) if args else identity
                 return _array(lambda values, path: tuple(_items(item, values, path)))
             slots = [self.build(item) for item in items]
             return _array(lambda values, path: _fixed_tuple(slots, values, path))
         if is_one_of(kind, DICT_ORIGINS):
             if not args:
-                return _mapping(_str, _identity)
+                return _mapping(string, identity)
             key = _int_key if split_annotated(args[0])[0] is int else self.build(args[0])
             return _mapping(key, self.build(args[1]))
         raise UnsupportedType(tp)
@@ -340,7 +226,7 @@ class Converters:
 
 def _check_object(value: Any, path: str, required: list[str]) -> None:
     if not isinstance(value, dict):
-        raise _wrong(path, "an object", value)
+        raise wrong(path, "an object", value)
     missing = [key for key in required if key not in value]
     if missing:
         raise Invalid(path, "is missing the required field(s) " + ", ".join(map(repr, missing)))
@@ -350,7 +236,7 @@ def _array(finish: Callable[[Any, str], Any]) -> Convert:
     def convert(value: Any, path: str) -> Any:
         # Python callers may pass tuples and sets; JSON only ever sends lists.
         if not isinstance(value, (list, tuple, set, frozenset)):
-            raise _wrong(path, "an array", value)
+            raise wrong(path, "an array", value)
         try:
             return finish(value, path)
         except TypeError as exc:  # set items that cannot be hashed
@@ -360,7 +246,7 @@ def _array(finish: Callable[[Any, str], Any]) -> Convert:
 
 
 def _items(item: Convert, values: Any, path: str) -> list[Any]:
-    if item is _identity:
+    if item is identity:
         return list(values)
     return [item(value, f"{path}[{i}]") for i, value in enumerate(values)]
 
@@ -383,7 +269,7 @@ def _int_key(value: Any, path: str) -> int:
 def _mapping(key: Convert, value: Convert) -> Convert:
     def convert(obj: Any, path: str) -> dict[Any, Any]:
         if not isinstance(obj, dict):
-            raise _wrong(path, "an object", obj)
+            raise wrong(path, "an object", obj)
         return {key(k, path): value(v, f"{path}.{k}") for k, v in obj.items()}
 
     return convert

@@ -9,13 +9,16 @@ arrays.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import decimal
 import enum
 import json
-import pathlib
-import uuid
 from typing import Any
+
+from .type_kinds import loaded_types
+
+# Recognised without importing their modules: an instance exists only once its
+# module is loaded (see type_kinds.loaded_types). ``datetime`` is a ``date``.
+_ISO_TYPES = (("datetime", "date"), ("datetime", "time"))
+_STR_TYPES = (("uuid", "UUID"), ("pathlib", "PurePath"), ("decimal", "Decimal"))
 
 
 def strict_default(obj: Any) -> Any:
@@ -28,14 +31,14 @@ def strict_default(obj: Any) -> Any:
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     if isinstance(obj, enum.Enum):
         return obj.value
-    if isinstance(obj, (dt.datetime, dt.date, dt.time)):
+    if isinstance(obj, loaded_types(_ISO_TYPES)):
         return obj.isoformat()
     if isinstance(obj, (set, frozenset)):
         try:
             return sorted(obj)  # a stable order, when the items have one
         except TypeError:
             return list(obj)
-    if isinstance(obj, (uuid.UUID, pathlib.PurePath, decimal.Decimal)):
+    if isinstance(obj, loaded_types(_STR_TYPES)):
         return str(obj)
     if isinstance(obj, bytes):
         return obj.decode("utf-8", errors="replace")

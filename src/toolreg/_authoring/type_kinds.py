@@ -2,7 +2,9 @@
 
 pydantic is never imported here: a model class, or a ``Field(...)``, can only
 exist once its user imported pydantic, so finding the module in
-``sys.modules`` is enough to recognise them.
+``sys.modules`` is enough to recognise them. The same goes for the standard
+library's value types (``datetime``, ``UUID``, ``Path``, ``Decimal``): toolreg
+does not import their modules to recognise them (see :func:`stdlib_type`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 import types
 import typing
 from collections import abc
+from collections.abc import Iterable
 from typing import Any, Union, get_args, get_origin
 
 LIST_ORIGINS = frozenset({list, abc.Sequence, abc.MutableSequence})
@@ -64,6 +67,31 @@ def is_typeddict(tp: Any) -> bool:
 
 def is_dataclass_type(tp: Any) -> bool:
     return isinstance(tp, type) and dataclasses.is_dataclass(tp)
+
+
+def stdlib_type(tp: Any, names: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
+    """The ``(module, name)`` among ``names`` that is ``tp`` itself, or None.
+
+    Only modules already loaded are looked at: an annotation, or a value, of
+    ``uuid.UUID`` exists only once ``uuid`` is imported.
+    """
+    if not isinstance(tp, type):
+        return None
+    for module, name in names:
+        loaded = sys.modules.get(module)
+        if loaded is not None and getattr(loaded, name, None) is tp:
+            return module, name
+    return None
+
+
+def loaded_types(names: Iterable[tuple[str, str]]) -> tuple[type, ...]:
+    """The types among ``names`` whose modules are loaded (no other can have instances)."""
+    found = []
+    for module, name in names:
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            found.append(getattr(loaded, name))
+    return tuple(found)
 
 
 def _pydantic_attr(module: str, name: str) -> Any:

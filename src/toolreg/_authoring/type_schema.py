@@ -15,14 +15,10 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
-import datetime as dt
-import decimal
 import enum
 import inspect
 import json
-import pathlib
 import re
-import uuid
 from typing import Any, Literal, get_args, get_origin
 
 from .schema_metadata import apply_metadata
@@ -42,6 +38,7 @@ from .type_kinds import (
     is_union,
     needs_pydantic,
     split_annotated,
+    stdlib_type,
     tuple_items,
     typeddict_fields,
 )
@@ -56,13 +53,16 @@ _SCALARS: dict[Any, Schema] = {
     bool: {"type": "boolean"},
     type(None): {"type": "null"},
     bytes: {"type": "string", "format": "binary"},
-    dt.datetime: {"type": "string", "format": "date-time"},
-    dt.date: {"type": "string", "format": "date"},
-    dt.time: {"type": "string", "format": "time"},
-    uuid.UUID: {"type": "string", "format": "uuid"},
-    pathlib.Path: {"type": "string", "format": "path"},
-    pathlib.PurePath: {"type": "string", "format": "path"},
-    decimal.Decimal: {"anyOf": [{"type": "number"}, {"type": "string"}]},
+}
+# By (module, name): recognised without importing them (see type_kinds.stdlib_type).
+_STDLIB_SCALARS: dict[tuple[str, str], Schema] = {
+    ("datetime", "datetime"): {"type": "string", "format": "date-time"},
+    ("datetime", "date"): {"type": "string", "format": "date"},
+    ("datetime", "time"): {"type": "string", "format": "time"},
+    ("uuid", "UUID"): {"type": "string", "format": "uuid"},
+    ("pathlib", "Path"): {"type": "string", "format": "path"},
+    ("pathlib", "PurePath"): {"type": "string", "format": "path"},
+    ("decimal", "Decimal"): {"anyOf": [{"type": "number"}, {"type": "string"}]},
 }
 # JSON type names of Python values, for the "type" pydantic puts on enums and literals.
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
@@ -112,9 +112,14 @@ def rename_refs(node: Any, renames: dict[str, str]) -> Any:
 
 
 class SchemaBuilder:
-    """Builds the schemas of one function's parameters, sharing one ``$defs``."""
+    """Builds the schemas of one function's parameters, sharing one ``$defs``.
 
-    def __init__(self) -> None:
+    ``mode="serialization"`` describes values as a function returns them (a
+    pydantic model's computed fields and serializers apply), for output schemas.
+    """
+
+    def __init__(self, mode: Literal["validation", "serialization"] = "validation") -> None:
+        self.mode = mode
         self.defs: dict[str, Schema] = {}
         self._names: dict[Any, str] = {}
         self._clashes: set[str] = set()
@@ -130,6 +135,9 @@ class SchemaBuilder:
             return {}
         if tp is None or is_one_of(tp, _SCALARS):
             return copy.deepcopy(_SCALARS[type(None) if tp is None else tp])
+        stdlib = stdlib_type(tp, _STDLIB_SCALARS)
+        if stdlib is not None:
+            return copy.deepcopy(_STDLIB_SCALARS[stdlib])
         if hasattr(tp, "__supertype__"):  # typing.NewType
             return self.schema(tp.__supertype__)
         if is_union(tp):
@@ -237,7 +245,7 @@ class SchemaBuilder:
         name = self._names.get(cls)
         if name is not None:
             return {"$ref": REF_PREFIX + name}
-        schema = cls.model_json_schema(ref_template=REF_PREFIX + "{model}")  # type: ignore[attr-defined]
+        schema = cls.model_json_schema(**self._pydantic_options())  # type: ignore[attr-defined]
         if "$ref" not in schema:  # a recursive model is already a $ref into its $defs
             schema = {"$defs": {**schema.pop("$defs", {}), cls.__name__: schema}}
             schema["$ref"] = REF_PREFIX + cls.__name__
@@ -248,9 +256,13 @@ class SchemaBuilder:
     def _adopt_pydantic(self, tp: Any) -> Schema:
         from pydantic import TypeAdapter  # the type is pydantic's, so pydantic is installed
 
-        return self._adopt_pydantic_schema(
-            TypeAdapter(tp).json_schema(ref_template=REF_PREFIX + "{model}")
-        )
+        return self._adopt_pydantic_schema(TypeAdapter(tp).json_schema(**self._pydantic_options()))
+
+    def _pydantic_options(self) -> dict[str, Any]:
+        if self.mode == "validation":
+            return {"ref_template": REF_PREFIX + "{model}"}
+        # Results are encoded with model_dump(mode="json"): field names, not aliases.
+        return {"ref_template": REF_PREFIX + "{model}", "mode": self.mode, "by_alias": False}
 
     def _adopt_pydantic_schema(self, schema: Schema) -> Schema:
         """Move a pydantic schema's ``$defs`` into ours, renaming any that clash."""

@@ -18,8 +18,6 @@ import threading
 import time
 from typing import Any
 
-import regex
-
 DEFAULT_SECONDS = 1.0
 
 _current = threading.local()
@@ -75,6 +73,8 @@ class BoundedPattern:
     __slots__ = ("pattern", "_compiled")
 
     def __init__(self, pattern: str, flags: int = 0, *, label: str | None = None) -> None:
+        import regex  # here, not at import: only a call that matches pays for it
+
         self.pattern = pattern if label is None else label
         self._compiled = regex.compile(pattern, flags)
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from .annotations import NO_ANNOTATIONS, Annotations, tool_annotations
+from .schema_checks import check_output_schema
 
 Handler = Callable[..., Any]
 CheckFn = Callable[[], Any]
@@ -25,7 +28,14 @@ DEFAULT_OPTIONS = ToolOptions()
 
 
 class ToolEntry:
-    """One registered tool. ``__slots__`` keeps hundreds of entries cheap."""
+    """One registered tool. ``__slots__`` keeps hundreds of entries cheap.
+
+    ``annotations`` (MCP's hints) and ``output_schema`` (the JSON Schema of a
+    structured result) are class-level defaults, not slots: an entry that has
+    neither pays nothing for them. Given either, the constructor makes the
+    entry a ``DescribedToolEntry``, the one subclass that stores them.
+    ValueError, naming the tool, for malformed ones.
+    """
 
     __slots__ = (
         "name",
@@ -41,6 +51,22 @@ class ToolEntry:
         "dynamic_schema_overrides",
     )
 
+    #: MCP tool annotations (``readOnlyHint``...), read-only; empty when none were given.
+    annotations: Annotations = NO_ANNOTATIONS
+    #: JSON Schema of the tool's structured result (MCP ``outputSchema``), or None.
+    output_schema: dict[str, Any] | None = None
+
+    def __new__(
+        cls,
+        *args: Any,
+        annotations: Mapping[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> ToolEntry:
+        if cls is ToolEntry and (annotations is not None or output_schema is not None):
+            cls = DescribedToolEntry
+        return object.__new__(cls)
+
     def __init__(
         self,
         *,
@@ -55,6 +81,8 @@ class ToolEntry:
         emoji: str = "",
         max_result_size_chars: int | None = None,
         dynamic_schema_overrides: SchemaOverrides | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> None:
         self.name = name
         self.toolset = toolset
@@ -70,9 +98,20 @@ class ToolEntry:
         self.emoji = emoji
         self.max_result_size_chars = max_result_size_chars
         self.dynamic_schema_overrides = dynamic_schema_overrides
+        if annotations is not None or output_schema is not None:
+            self.annotations = tool_annotations(name, annotations)
+            if output_schema is not None:
+                check_output_schema(name, output_schema)
+            self.output_schema = output_schema
 
     def __repr__(self) -> str:
         return f"ToolEntry(name={self.name!r}, toolset={self.toolset!r})"
+
+
+class DescribedToolEntry(ToolEntry):
+    """A ToolEntry that stores annotations or an output schema (see ToolEntry)."""
+
+    __slots__ = ("annotations", "output_schema")
 
 
 def make_options(name: str, validate: bool, timeout: float | None) -> ToolOptions:

@@ -157,6 +157,7 @@ _MESSAGES: dict[str, Callable[[_Result, str | None, str | None], dict[str, Any]]
     "openai-responses": _openai_responses,
     "anthropic": _anthropic,
     "gemini": _gemini,
+    "gemini-json-schema": _gemini,  # the same API: only the declarations differ
     "mcp": _mcp,
 }
 
@@ -172,8 +173,9 @@ def tool_result_message(
 
     ``call_id`` is the model's id for the call (required for ``openai``,
     ``openai-responses`` and ``anthropic``); ``name`` is the tool's name
-    (required for ``gemini``). Raises ValueError for an unknown format or a
-    missing id or name, TypeError for a result dispatch never returns.
+    (required for ``gemini`` and ``gemini-json-schema``). Raises ValueError for
+    an unknown format or a missing id or name, TypeError for a result dispatch
+    never returns.
     """
     build = _MESSAGES.get(format) if isinstance(format, str) else None
     if build is None:

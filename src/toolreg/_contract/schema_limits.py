@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import unquote
 
 #: Deepest nesting of subschemas in ``parameters`` (``contains`` counts twice:
 #: the validator spends two nested blocks on it). Providers accept far less.
@@ -38,34 +37,35 @@ _SAME_VALUE |= {"dependentSchemas", "dependencies"}
 _WEIGHT = {"contains": 2}
 
 
-def _children(schema: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
-    """(keyword, pointer step, subschema) for every subschema directly under ``schema``."""
-    for key in _ONE:
-        if key in schema:
-            yield key, key, schema[key]
-    for key in _MANY:
-        value = schema.get(key)
-        if isinstance(value, list):
-            for index, sub in enumerate(value):
-                yield key, f"{key}/{index}", sub
-    for key in _MAP:
-        value = schema.get(key)
-        if isinstance(value, dict):
-            for name, sub in value.items():
-                yield key, f"{key}/{_escape(name)}", sub
-    items = schema.get("items")
-    if isinstance(items, list):
-        for index, sub in enumerate(items):
-            yield "items", f"items/{index}", sub
-    elif items is not None:
-        yield "items", "items", items
-    if "contains" in schema:
-        yield "contains", "contains", schema["contains"]
-    dependencies = schema.get("dependencies")
-    if isinstance(dependencies, dict):
-        for name, sub in dependencies.items():
-            if isinstance(sub, dict):  # a list of names is not a schema
-                yield "dependencies", f"dependencies/{_escape(name)}", sub
+#: Every keyword that holds subschemas, in the order they are walked.
+_ORDER = (*_ONE, *_MANY, *_MAP, "items", "contains", "dependencies")
+_KEYWORDS = frozenset(_ORDER)
+_RANK = {key: rank for rank, key in enumerate(_ORDER)}
+
+
+def _children(schema: dict[str, Any], present: set[str]) -> Iterator[tuple[str, str, Any]]:
+    """(keyword, pointer step, subschema) for every subschema directly under ``schema``.
+
+    ``present`` is the schema's keywords that hold subschemas; walked in a fixed
+    order, so that of two problems the same one is always reported.
+    """
+    for key in sorted(present, key=_RANK.__getitem__) if len(present) > 1 else present:
+        value = schema[key]
+        if key in _MANY or (key == "items" and isinstance(value, list)):
+            if isinstance(value, list):
+                for index, sub in enumerate(value):
+                    yield key, f"{key}/{index}", sub
+        elif key in _MAP:
+            if isinstance(value, dict):
+                for name, sub in value.items():
+                    yield key, f"{key}/{_escape(name)}", sub
+        elif key == "dependencies":
+            if isinstance(value, dict):
+                for name, sub in value.items():
+                    if isinstance(sub, dict):  # a list of names is not a schema
+                        yield key, f"{key}/{_escape(name)}", sub
+        elif key != "items" or value is not None:
+            yield key, key, value
 
 
 def _escape(name: Any) -> str:
@@ -78,6 +78,8 @@ def resolve_pointer(root: dict[str, Any], ref: str) -> Any:
         return root
     if not ref.startswith("#/"):
         return None  # a remote or anchor ref: nothing here to follow
+    from urllib.parse import unquote  # only a schema with $refs gets here
+
     node: Any = root
     for token in ref[2:].split("/"):
         token = unquote(token).replace("~1", "/").replace("~0", "~")
@@ -90,8 +92,10 @@ def resolve_pointer(root: dict[str, Any], ref: str) -> Any:
     return node
 
 
-def check_validatable(name: str, parameters: dict[str, Any]) -> None:
-    """Raise ValueError, naming the tool, for parameters dispatch could not validate."""
+def check_validatable(
+    name: str, parameters: dict[str, Any], what: str = "schema 'parameters'"
+) -> None:
+    """Raise ValueError, naming the tool, for a schema (``what``) that could not be validated."""
     # Iterative, so that a schema nested 100,000 deep is refused, not a RecursionError.
     same_value: dict[int, list[dict[str, Any]]] = {}
     deepest: dict[int, int] = {}
@@ -102,48 +106,50 @@ def check_validatable(name: str, parameters: dict[str, Any]) -> None:
             continue  # booleans and malformed parts are the validator's own concern
         if depth > MAX_SCHEMA_DEPTH:
             raise ValueError(
-                f"Tool {name!r}: schema 'parameters' is nested too deeply at {where} "
+                f"Tool {name!r}: {what} is nested too deeply at {where} "
                 f"(more than {MAX_SCHEMA_DEPTH} levels)"
             )
         first_visit = id(schema) not in deepest
         deepest[id(schema)] = depth
-        for keyword, step, sub in _children(schema):
+        present = schema.keys() & _KEYWORDS
+        if not present and "$ref" not in schema:
+            continue  # a leaf, like most of a schema: nothing under it
+        targets: list[dict[str, Any]] = []
+        for keyword, step, sub in _children(schema, present):
             stack.append((sub, f"{where}/{step}", depth + _WEIGHT.get(keyword, 1)))
-        if not first_visit:
-            continue
-        targets = same_value.setdefault(id(schema), [])
-        for keyword, _, sub in _children(schema):
             if keyword in _SAME_VALUE and isinstance(sub, dict):
                 targets.append(sub)
+        if not first_visit:
+            continue
         if "$ref" in schema:
-            target = _ref_target(name, parameters, schema["$ref"], where)
+            target = _ref_target(name, parameters, schema["$ref"], where, what)
             targets.append(target)
             # The validator compiles a ref's target on its own: walk it from there.
             stack.append((target, schema["$ref"], 0))
-    _refuse_loops(name, same_value)
+        if targets:
+            same_value[id(schema)] = targets
+    _refuse_loops(name, same_value, what)
 
 
-def _ref_target(name: str, root: dict[str, Any], ref: Any, where: str) -> dict[str, Any]:
+def _ref_target(name: str, root: dict[str, Any], ref: Any, where: str, what: str) -> dict[str, Any]:
     if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
         raise ValueError(
-            f"Tool {name!r}: schema 'parameters' has $ref {ref!r} at {where}; only local "
+            f"Tool {name!r}: {what} has $ref {ref!r} at {where}; only local "
             "references ('#' or '#/...') are allowed, schemas are never fetched"
         )
     target = resolve_pointer(root, ref)
     if target is None:
         raise ValueError(
-            f"Tool {name!r}: schema 'parameters' has $ref {ref!r} at {where}, "
-            "which names nothing in the schema"
+            f"Tool {name!r}: {what} has $ref {ref!r} at {where}, which names nothing in the schema"
         )
     if not isinstance(target, dict):
         raise ValueError(
-            f"Tool {name!r}: schema 'parameters' has $ref {ref!r} at {where}, "
-            "which does not name a schema"
+            f"Tool {name!r}: {what} has $ref {ref!r} at {where}, which does not name a schema"
         )
     return target
 
 
-def _refuse_loops(name: str, same_value: dict[int, list[dict[str, Any]]]) -> None:
+def _refuse_loops(name: str, same_value: dict[int, list[dict[str, Any]]], what: str) -> None:
     """A cycle of same-value steps means validating any call never ends."""
     done: set[int] = set()
     for start in same_value:
@@ -163,7 +169,7 @@ def _refuse_loops(name: str, same_value: dict[int, list[dict[str, Any]]]) -> Non
             key = id(nxt)
             if key in open_:
                 raise ValueError(
-                    f"Tool {name!r}: schema 'parameters' has a $ref loop that never reaches "
+                    f"Tool {name!r}: {what} has a $ref loop that never reaches "
                     "the arguments (a schema that refers to itself), so no call could be checked"
                 )
             if key not in done:

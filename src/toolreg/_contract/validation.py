@@ -18,20 +18,22 @@ with a time budget, and it may not point at documents outside itself.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
-
-import fastjsonschema
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .bounded_regex import BoundedPattern, RegexTimeout, time_budget
 from .entry import ToolEntry
 from .results import describe_exception, tool_error
+from .schema_checks import parameters_of
 from .schema_limits import check_validatable
-from .schemas import parameters_of
 from .simple_schemas import Acceptor, build_acceptor
+
+if TYPE_CHECKING:
+    from fastjsonschema import JsonSchemaValueException
 
 logger = logging.getLogger("toolreg.validation")
 
@@ -80,18 +82,55 @@ def compile_checker(entry: ToolEntry) -> ArgumentCheck | None:
         return None  # accepts any object; dispatch's own dict check covers it
     compiled = compiled_schema(schema)
     if isinstance(compiled, str):
-        logger.warning(
-            "Tool %s: arguments will not be validated, its schema does not compile: %s",
-            entry.name,
-            compiled,
-        )
+        _not_validated(entry.name, "arguments", compiled)
         return None
     return ArgumentCheck(_checker(entry.name, compiled), compiled.accepts)
 
 
-def compiled_schema(schema: dict[str, Any]) -> _Compiled | str:
+#: None when a structured result matches the output schema, else what is wrong with it.
+ResultChecker = Callable[[Any], "str | None"]
+
+
+def compile_result_checker(name: str, schema: dict[str, Any]) -> ResultChecker | None:
+    """A checker for a tool's structured results; None if its output schema cannot compile.
+
+    Like MCP clients, it reads ``format`` as a note, not a rule.
+    """
+    compiled = compiled_schema(schema, use_formats=False)
+    if isinstance(compiled, str):
+        _not_validated(name, "structured results", compiled)
+        return None
+    validate, bounded = compiled.validate, compiled.bounded
+    from fastjsonschema import JsonSchemaValueException  # loaded by the compile already
+
+    def check(value: Any) -> str | None:
+        try:
+            with time_budget(REGEX_SECONDS) if bounded else contextlib.nullcontext():
+                validate(value)
+            return None
+        except JsonSchemaValueException as exc:
+            path = _field_path(exc.path or [])
+            where = f"field {path!r}" if path else "the result"
+            return f"{where} {_detail(exc)} (JSON Schema rule {exc.rule!r})"
+        except RegexTimeout as exc:
+            return f"checking it against the pattern {exc.pattern!r} took over {exc.seconds:g} s"
+        except RecursionError:
+            return "it is nested too deeply to check"
+        except Exception as exc:
+            return f"it could not be checked ({describe_exception(exc)})"
+
+    return check
+
+
+def _not_validated(name: str, what: str, why: str) -> None:
+    logger.warning(
+        "Tool %s: %s will not be validated, its schema does not compile: %s", name, what, why
+    )
+
+
+def compiled_schema(schema: dict[str, Any], *, use_formats: bool = True) -> _Compiled | str:
     """The compiled schema, from the cache when the same schema was compiled before;
-    or why it does not compile."""
+    or why it does not compile. ``use_formats=False`` reads ``format`` as a note."""
     try:
         # The key is the schema's JSON text, in the schema's own key order: that
         # order decides which field an error names first and how allowed fields
@@ -100,21 +139,25 @@ def compiled_schema(schema: dict[str, Any]) -> _Compiled | str:
     except (TypeError, ValueError, RecursionError):
         # Not JSON (edited after registration): compiled as it is, uncached and
         # without an acceptor, which is only built for a plain copy.
-        return _compile(schema, REGEX_SECONDS, quick=False)
-    return _cached(text, REGEX_SECONDS)
+        return _compile(schema, REGEX_SECONDS, use_formats, quick=False)
+    return _cached(text, REGEX_SECONDS, use_formats)
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
-def _cached(text: str, regex_seconds: float) -> _Compiled | str:
+def _cached(text: str, regex_seconds: float, use_formats: bool) -> _Compiled | str:
     """Compile from the key itself, so what is compiled is exactly what is cached.
 
     A Python-only detail of a schema (a tuple, an int key, a str subclass) is
     read as its JSON, which is what providers and models see.
     """
-    return _compile(json.loads(text), regex_seconds, quick=True)
+    return _compile(json.loads(text), regex_seconds, use_formats, quick=True)
 
 
-def _compile(schema: dict[str, Any], regex_seconds: float, *, quick: bool) -> _Compiled | str:
+def _compile(
+    schema: dict[str, Any], regex_seconds: float, use_formats: bool, *, quick: bool
+) -> _Compiled | str:
+    import fastjsonschema  # compiled on first use: a registry that never validates skips it
+
     try:
         # Checked at registration too; again here because the registry keeps the
         # caller's dict, and a remote $ref would be fetched by the compiler.
@@ -123,7 +166,8 @@ def _compile(schema: dict[str, Any], regex_seconds: float, *, quick: bool) -> _C
         _probe_compile_time_matches(schema, regex_seconds)
         # use_default=False: validation must never write defaults into the
         # caller's dict behind its back.
-        validate = fastjsonschema.compile(schema, use_default=False)
+        options = {} if use_formats else {"use_formats": False}
+        validate = fastjsonschema.compile(schema, use_default=False, **options)
         bounded = _bound_patterns(validate, schema)
     except Exception as exc:  # a schema fastjsonschema cannot handle: do not block calls
         return str(exc)
@@ -140,13 +184,15 @@ def _check_validatable(schema: dict[str, Any]) -> None:
 
 def _checker(name: str, compiled: _Compiled) -> Checker:
     """The full check for tool ``name``: the verdict, and the message on a refusal."""
+    from fastjsonschema import JsonSchemaValueException  # loaded by the compile already
+
     validate = compiled.validate
 
     def check(args: Any) -> str | None:
         try:
             validate(args)
             return None
-        except fastjsonschema.JsonSchemaValueException as exc:
+        except JsonSchemaValueException as exc:
             problem = exc
         except RecursionError:  # a recursive schema, and arguments nested deeper than Python goes
             return invalid_arguments(name, TOO_DEEP)
@@ -243,7 +289,7 @@ def _bound_patterns(validate: Callable[..., Any], schema: dict[str, Any]) -> boo
     return bool(patterns)
 
 
-def explain(exc: fastjsonschema.JsonSchemaValueException) -> str:
+def explain(exc: JsonSchemaValueException) -> str:
     """Say what is wrong where, and which rule, in words a model can act on."""
     path = _field_path(exc.path or [])
     detail = _detail(exc)
@@ -254,7 +300,7 @@ def explain(exc: fastjsonschema.JsonSchemaValueException) -> str:
     )
 
 
-def _detail(exc: fastjsonschema.JsonSchemaValueException) -> str:
+def _detail(exc: JsonSchemaValueException) -> str:
     value, node = exc.value, exc.definition if isinstance(exc.definition, dict) else {}
     if exc.rule == "required" and isinstance(value, dict):
         missing = [f for f in exc.rule_definition or () if f not in value]

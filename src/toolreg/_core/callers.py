@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NoReturn
@@ -25,12 +26,16 @@ from .ownership import (
     Owner,
     PluginPolicy,
     PolicyBook,
-    caller_origins,
     handler_origins,
     is_builtin,
+    stack_modules,
 )
 
 logger = logging.getLogger("toolreg.registry")
+
+_HOST = Owner(HOST_LABEL)
+_BUILTIN = Owner(BUILTIN_LABEL)
+_OWNERS_LIMIT = 1024
 
 #: Returns the listener to tell of a refusal, or None once it is gone (a weak reference).
 RefusalListener = Callable[[], Callable[[Decision], None] | None]
@@ -53,6 +58,7 @@ class Callers:
         #: Told of every refusal, so a plugin report can show ones that come
         #: after loading (a hook's, at call time). Weak: a host may be dropped.
         self.refusal_listener: RefusalListener | None = None
+        self._owners: dict[tuple[str, PluginPolicy | None], Owner] = {}
 
     def bind(
         self,
@@ -93,7 +99,7 @@ class Callers:
         The whole stack, toolreg's own frames included: they belong to no plugin.
         """
         acting = getattr(self._acting, "policy", None)
-        callers = self.policies.involved(list(caller_origins(1))) if self.policies else []
+        callers = self.policies.involved(sys._getframe(0)) if self.policies else []
         if acting is not None and acting not in callers:
             callers.append(acting)
         return callers
@@ -127,15 +133,25 @@ class Callers:
     ) -> tuple[Owner, list[PluginPolicy]]:
         """Work out who is registering, from the handler's code and the stack."""
         origins = list(handler_origins(handler))
-        stack = list(caller_origins(depth + 1))
-        plugins = self.policies.involved(stack + origins) if self.policies else []
+        stack = sys._getframe(depth)
+        plugins = self.policies.involved(stack, origins) if self.policies else []
         acting = getattr(self._acting, "policy", None)
         if acting is not None:
-            return Owner(acting.plugin_id, acting), [acting, *plugins]
+            return self._owner(acting.plugin_id, acting), [acting, *plugins]
         if plugins:
-            return Owner(plugins[0].plugin_id, plugins[0]), plugins
+            return self._owner(plugins[0].plugin_id, plugins[0]), plugins
         if is_mcp(toolset):
-            return Owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX)), []
-        if is_builtin(origins) or is_builtin(stack):
-            return Owner(BUILTIN_LABEL), []
-        return Owner(HOST_LABEL), []
+            return self._owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX), None), []
+        if is_builtin(module for module, _ in origins) or is_builtin(stack_modules(stack)):
+            return _BUILTIN, []
+        return _HOST, []
+
+    def _owner(self, label: str, policy: PluginPolicy | None) -> Owner:
+        """One Owner per (label, policy), shared by all its tools: the table keeps one per tool."""
+        key = (label, policy)
+        owner = self._owners.get(key)
+        if owner is None:
+            if len(self._owners) >= _OWNERS_LIMIT:
+                self._owners.clear()
+            owner = self._owners[key] = Owner(label, policy)
+        return owner

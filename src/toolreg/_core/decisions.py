@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import deque
@@ -31,37 +32,20 @@ class Decision:
     #: The entry this decision displaced, so an unload can restore it.
     replaced: ToolEntry | None = field(default=None, repr=False, compare=False)
 
-    @classmethod
-    def about(
-        cls,
-        entry: ToolEntry,
-        action: Action,
-        owner: str,
-        reason: str = "",
-        previous: ToolEntry | None = None,
-        previous_owner: str | None = None,
-    ) -> Decision:
-        """The decision ``action`` about ``entry``, which displaced ``previous`` (if any)."""
-        return cls(
-            action=action,
-            tool=entry.name,
-            toolset=entry.toolset,
-            owner=owner,
-            reason=reason,
-            previous_toolset=previous.toolset if previous is not None else None,
-            previous_owner=previous_owner,
-            replaced=previous,
-        )
-
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "replaced"}
+
+
+#: What a write logs: seq, time, action, entry, owner, reason, previous entry,
+#: previous owner, generation. A Decision is made of it only when someone reads it.
+_Raw = tuple[int, float, Action, ToolEntry, str, str, "ToolEntry | None", "str | None", int]
 
 
 class DecisionLog:
     """A bounded, thread-safe, append-only record of decisions."""
 
     def __init__(self, maxlen: int = 1000) -> None:
-        self._items: deque[Decision] = deque(maxlen=maxlen)
+        self._items: deque[Decision | _Raw] = deque(maxlen=maxlen)
         self._lock = threading.Lock()
         self._seq = 0
 
@@ -74,6 +58,47 @@ class DecisionLog:
             self._seq += 1
             self._items.append(replace(decision, seq=self._seq))
 
+    def record(
+        self,
+        action: Action,
+        entry: ToolEntry,
+        owner: str,
+        reason: str,
+        previous: ToolEntry | None,
+        previous_owner: str | None,
+        generation: int,
+    ) -> None:
+        """Log the decision ``action`` about ``entry``; cheap, since every write does it."""
+        with self._lock:
+            self._seq += 1
+            raw = (self._seq, time.time(), action, entry, owner, reason)
+            self._items.append((*raw, previous, previous_owner, generation))
+
     def snapshot(self, since: int = 0) -> list[Decision]:
         with self._lock:
-            return [d for d in self._items if d.seq > since]
+            # Newest last and seq increasing: read back only as far as ``since``.
+            items = list(
+                itertools.takewhile(
+                    lambda i: (i.seq if type(i) is Decision else i[0]) > since,
+                    reversed(self._items),
+                )
+            )
+        items.reverse()
+        return [item if type(item) is Decision else _decision(item) for item in items]
+
+
+def _decision(raw: _Raw) -> Decision:
+    seq, timestamp, action, entry, owner, reason, previous, previous_owner, generation = raw
+    return Decision(
+        action=action,
+        tool=entry.name,
+        toolset=entry.toolset,
+        owner=owner,
+        reason=reason,
+        previous_toolset=previous.toolset if previous is not None else None,
+        previous_owner=previous_owner,
+        generation=generation,
+        timestamp=timestamp,
+        seq=seq,
+        replaced=previous,
+    )

@@ -17,7 +17,7 @@ validator gives the verdict and the message.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import CoroutineType
 from typing import Any, Protocol
 
@@ -50,11 +50,14 @@ logger = logging.getLogger("toolreg.dispatch")
 
 
 def _parsed(name: str, args: Any) -> tuple[Any, str | None]:
-    """Arguments as an object: JSON strings parsed, null as ``{}``; or a tool_error."""
+    """Arguments as an object: JSON strings parsed, null as ``{}``, other mappings
+    copied to a dict (what validation and handlers take); or a tool_error."""
     if isinstance(args, str):
         return parse_json_args(name, str.__str__(args))
     if args is None:
         args = {}  # "no arguments" arrives as null from some providers
+    elif not isinstance(args, dict) and isinstance(args, Mapping):
+        args = dict(args)
     return args, None
 
 
@@ -171,8 +174,7 @@ class Dispatcher:
     # -- plans ----------------------------------------------------------------
 
     def _plan(self, name: str) -> _Hot | None:
-        tools = self._table.tools
-        entry = tools.get(name)
+        entry = self._table.live.get(name)
         if entry is None:
             return None
         options = self._table.get_options(name) or DEFAULT_OPTIONS
@@ -182,7 +184,7 @@ class Dispatcher:
         self._plans[name] = hot
         # A write that swapped the entry while we compiled already dropped the
         # old plan; drop ours too if it is stale, so it is never served.
-        if self._table.tools.get(name) is not entry:
+        if self._table.live.get(name) is not entry:
             self._plans.pop(name, None)
         return hot
 
@@ -218,7 +220,9 @@ class Dispatcher:
         """
         plans = self._plans
 
-        def dispatch(name: str, args: dict[str, Any], /, **kwargs: Any) -> str | dict[str, Any]:
+        def dispatch(
+            name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
+        ) -> str | dict[str, Any]:
             """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
 
             Dispatch hooks, when a pack installed some, run around every call,
@@ -252,7 +256,7 @@ class Dispatcher:
         return dispatch
 
     async def adispatch(
-        self, name: str, args: dict[str, Any], /, **kwargs: Any
+        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
     ) -> str | dict[str, Any]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread."""
         try:

@@ -15,7 +15,7 @@ The rules, in one place:
   name that is an alias is never registered into.
 - **Remove** (``deregister``, ``replace_toolset``, ``remove_owner``). A plugin
   may remove its own tools; anyone else's need the operator's consent.
-- **Host actions** (binding policies, aliases, hooks, validation, loading and
+- **Host actions** (binding policies, aliases, hooks, validation, batches, loading and
   unloading packs, MCP start and stop, applying the config). Host code only;
   plugin code never, whatever its consent.
 """
@@ -38,6 +38,12 @@ class Ruling:
     action: Action | None
     reason: str = ""
     refuse: bool = False
+
+
+# The verdicts most writes get, made once: register runs for every tool.
+_REGISTERED = Ruling("registered")
+_REPLACED = Ruling("replaced")
+_OVERRIDDEN = Ruling("overridden")
 
 
 def judge(
@@ -67,13 +73,13 @@ def judge(
             f"{alias_of!r}; register into a toolset of its own",
         )
     if existing is None or previous is None:
-        return Ruling("registered")
+        return _REGISTERED
     if is_mcp(existing.toolset) and is_mcp(toolset) and not plugins:
-        return Ruling("replaced")  # an MCP server refresh repaves its own tools
+        return _REPLACED  # an MCP server refresh repaves its own tools
     # Same toolset is a reload only for the same party: a pack naming the
     # built-ins' toolset does not get to replace them quietly.
     if existing.toolset == toolset and same_party(previous, owner):
-        return Ruling("replaced")
+        return _REPLACED
     if not override:
         return Ruling(
             None,
@@ -91,7 +97,7 @@ def judge(
             f"consent; set {policy.config_key} = true to allow it",
             refuse=True,
         )
-    return Ruling("overridden")
+    return _OVERRIDDEN
 
 
 def same_party(a: Owner, b: Owner) -> bool:

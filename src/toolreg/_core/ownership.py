@@ -22,10 +22,12 @@ import dataclasses
 import fnmatch
 import importlib.util
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from types import FrameType, FunctionType
 from typing import Any
+
+from .real_paths import RealPaths
 
 #: Namespaces no plugin may be bound to: toolreg itself and the built-ins.
 RESERVED_NAMESPACES = frozenset({"toolreg", "builtin_tools"})
@@ -112,6 +114,12 @@ def _namespace_paths(namespace: str) -> tuple[str, ...]:
 
 def handler_origins(handler: Callable[..., Any]) -> Iterator[tuple[str | None, str | None]]:
     """Yield (module, filename) for every layer of a wrapped callable."""
+    if type(handler) is FunctionType and not handler.__dict__:
+        # A plain function with no attributes set has no layer below it
+        # (``func``, ``__func__`` and ``__wrapped__`` would be in its __dict__).
+        module = handler.__module__
+        yield (module if isinstance(module, str) else None), handler.__code__.co_filename
+        return
     seen: set[int] = set()
     pending: list[Any] = [handler]
     while pending and len(seen) < _MAX_UNWRAP:
@@ -132,11 +140,10 @@ def handler_origins(handler: Callable[..., Any]) -> Iterator[tuple[str | None, s
             pending.append(type(obj).__call__)  # a callable object's method
 
 
-def caller_origins(depth: int = 2) -> Iterator[tuple[str | None, str | None]]:
-    """Yield (module, filename) for each frame on the stack, innermost first."""
-    frame = sys._getframe(depth)
+def stack_modules(frame: FrameType | None) -> Iterator[str | None]:
+    """The module name of each frame from ``frame`` outwards (names only tell built-ins)."""
     while frame is not None:
-        yield frame.f_globals.get("__name__"), frame.f_code.co_filename
+        yield frame.f_globals.get("__name__")
         frame = frame.f_back
 
 
@@ -144,15 +151,20 @@ class PolicyBook:
     """The bound plugin namespaces, and which plugin each source file belongs to.
 
     Copy-on-write like the table: readers take the current dicts without a lock.
+    A file's answer is worked out once and kept across binds: a bind or unbind
+    drops only the answers it can change (see :meth:`_revise`).
     """
 
     def __init__(self) -> None:
         self._by_namespace: dict[str, PluginPolicy] = {}
-        # filename as the code object spells it -> its plugin; dropped on every
-        # bind and unbind, so an answer never outlives the policies it came from.
+        # filename as the code object spells it -> its plugin (None: no plugin's).
         self._memo: dict[str, PluginPolicy | None] = {}
+        # filename as the code object spells it -> its real path, resolved once.
+        self._real: dict[str, str] = {}
+        self._resolve = RealPaths()
         # Namespaces bound before their code could be found (bound first,
-        # written or installed after): located on the next lookup that misses.
+        # written or installed after): looked for again on every bind and
+        # unbind, and on every lookup the memo cannot answer.
         self._pending: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
@@ -179,22 +191,26 @@ class PolicyBook:
             namespace=namespace,
             allowed=bool(allowed),
             plugin_id=plugin_id or namespace,
-            paths=tuple(os.path.realpath(p) for p in (paths or ())) + found,
+            paths=tuple(map(self._resolve, paths or ())) + found,
             tool_patterns=None if tool_patterns is None else tuple(tool_patterns),
-            files=frozenset(os.path.realpath(f) for f in files),
+            files=frozenset(map(self._resolve, files)),
         )
-        self._by_namespace = {**self._by_namespace, namespace: policy}
-        self._memo = {}
+        self._replace({namespace: policy})
         located = policy.paths or policy.files or paths is not None
         self._pending = (self._pending - {namespace}) | (set() if located else {namespace})
+        self._locate_pending()
         return policy
 
     def unbind(self, namespace: str) -> PluginPolicy | None:
         policies = dict(self._by_namespace)
         policy = policies.pop(namespace, None)
+        # Policies first, then the memo: a reader that takes the new memo
+        # (it reads the memo first) then sees the new policies too.
         self._by_namespace = policies
-        self._memo = {}
+        if policy is not None:
+            self._memo = self._revise(policy, None)
         self._pending = self._pending - {namespace}
+        self._locate_pending()
         return policy
 
     def policy_of_file(self, filename: str | None) -> PluginPolicy | None:
@@ -208,13 +224,65 @@ class PolicyBook:
             pass
         if self._pending:
             memo = self._locate_pending() or memo
-        found = _owner_of_file(filename, self._by_namespace.values())
+        # "<string>", "<frozen ...>": no file to read ownership from. Such code is
+        # attributed through the real frames that ran it (exec, eval, compile).
+        found = None
+        if not filename.startswith("<"):
+            real = self._real.get(filename)
+            if real is None:
+                real = self._resolve(filename)
+                if len(self._real) < _MEMO_LIMIT:
+                    self._real[filename] = real
+            found = _owner_of_file(real, list(self._by_namespace.values()))
         if len(memo) < _MEMO_LIMIT:
             memo[filename] = found
         return found
 
+    def _replace(self, policies: dict[str, PluginPolicy]) -> None:
+        """Bind (or rebind) namespaces, revising the memo for each."""
+        previous = self._by_namespace
+        self._by_namespace = {**previous, **policies}
+        memo = self._memo
+        for namespace, policy in policies.items():
+            self._memo = memo = self._revise(previous.get(namespace), policy, memo)
+
+    def _revise(
+        self,
+        old: PluginPolicy | None,
+        new: PluginPolicy | None,
+        memo: dict[str, PluginPolicy | None] | None = None,
+    ) -> dict[str, PluginPolicy | None]:
+        """The memo without the answers that ``new`` taking ``old``'s place can change.
+
+        A file's owner is the first policy whose RECORD lists it, else the first
+        whose directories hold it. Replacing ``old`` by ``new`` can therefore
+        change only the answers that were ``old``, the files ``new``'s RECORD
+        lists, and files in ``new``'s directories that no RECORD gave an owner.
+        Everything else keeps its answer; dropped answers are worked out again.
+        """
+        kept = (self._memo if memo is None else memo).copy()  # one step: readers add to it
+        real = self._real
+        for filename, owner in list(kept.items()):
+            if owner is not None and owner is old:
+                del kept[filename]
+                continue
+            if new is None or filename.startswith("<"):
+                continue
+            path = real.get(filename)  # None: not resolved (the memo was full)
+            if (
+                path is None
+                or path in new.files
+                or (
+                    new.paths and (owner is None or path not in owner.files) and new.owns_file(path)
+                )
+            ):
+                del kept[filename]
+        return kept
+
     def _locate_pending(self) -> dict[str, PluginPolicy | None] | None:
         """Find the code of namespaces that had none when bound; the new memo if any was."""
+        if not self._pending:
+            return None
         located = {}
         for namespace in self._pending:
             policy = self._by_namespace.get(namespace)
@@ -223,30 +291,43 @@ class PolicyBook:
                 located[namespace] = dataclasses.replace(policy, paths=found)
         if not located:
             return None
-        self._by_namespace = {**self._by_namespace, **located}
+        self._replace(located)
         self._pending = self._pending - located.keys()
-        self._memo = {}
         return self._memo
 
-    def involved(self, origins: Iterable[tuple[str | None, str | None]]) -> list[PluginPolicy]:
-        """Every bound plugin among the origins' files, innermost first, without repeats."""
+    def involved(
+        self,
+        frame: FrameType | None,
+        origins: Iterable[tuple[str | None, str | None]] = (),
+    ) -> list[PluginPolicy]:
+        """Every bound plugin with code on the stack from ``frame`` outwards, then among
+        the origins' files; innermost first, without repeats.
+
+        The walk reads every frame, to the outermost: any of them may be a
+        plugin's, and the gate judges them all.
+        """
         found: list[PluginPolicy] = []
         if not self._by_namespace:
             return found
+        memo, lookup = self._memo, self.policy_of_file
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            try:
+                policy = memo[filename]
+            except KeyError:
+                policy = lookup(filename)
+                memo = self._memo  # a lookup may locate a pending pack: a new memo
+            if policy is not None and policy not in found:
+                found.append(policy)
+            frame = frame.f_back
         for _, filename in origins:
-            policy = self.policy_of_file(filename)
+            policy = lookup(filename)
             if policy is not None and policy not in found:
                 found.append(policy)
         return found
 
 
-def _owner_of_file(filename: str, policies: Iterable[PluginPolicy]) -> PluginPolicy | None:
-    # "<string>", "<frozen ...>": no file to read ownership from. Such code is
-    # attributed through the real frames that ran it (exec, eval, compile).
-    if filename.startswith("<"):
-        return None
-    real = os.path.realpath(filename)
-    policies = list(policies)
+def _owner_of_file(real: str, policies: list[PluginPolicy]) -> PluginPolicy | None:
     # A RECORD is exact, so it wins over a directory: a wheel that drops a file
     # into another pack's package directory does not borrow that pack's identity.
     for policy in policies:
@@ -258,9 +339,9 @@ def _owner_of_file(filename: str, policies: Iterable[PluginPolicy]) -> PluginPol
     return None
 
 
-def is_builtin(origins: Iterable[tuple[str | None, str | None]]) -> bool:
-    """Whether built-in code is among the origins (asked only once no plugin is)."""
-    for module, _ in origins:
+def is_builtin(modules: Iterable[str | None]) -> bool:
+    """Whether built-in code is among the modules (asked only once no plugin is)."""
+    for module in modules:
         if module and (module == BUILTIN_NAMESPACE or module.startswith(BUILTIN_NAMESPACE + ".")):
             return True
     return False

@@ -12,10 +12,11 @@ order of base classes.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import (
     DEFAULT_OPTIONS,
@@ -26,7 +27,7 @@ from .._contract.entry import (
     ToolOptions,
     make_options,
 )
-from .._contract.schemas import check_registration, check_result_limit
+from .._contract.schema_checks import check_registration, check_result_limit
 from .availability import Availability, Verdict
 from .callers import Callers
 from .decisions import Decision, DecisionLog
@@ -35,6 +36,10 @@ from .dispatch import Dispatcher, DispatchHooks
 from .ownership import PluginPolicy
 from .table import ToolTable
 from .toolset_report import toolset_report, toolsets_available
+
+if TYPE_CHECKING:
+    from .._contract.definition_types import DefinitionFormat
+    from .definition_api import GetDefinition, GetDefinitions
 
 
 class ToolRegistry:
@@ -55,12 +60,18 @@ class ToolRegistry:
         # The two calls a host makes every turn are the parts' own bound
         # methods: no registry frame between the caller and the work.
         self.dispatch = self._dispatcher.dispatch  # type: ignore[method-assign]
-        self.get_entry = self._table.tools.get  # type: ignore[method-assign]
+        self.adispatch = self._dispatcher.adispatch  # type: ignore[method-assign]
+        self.get_entry = self._table.live.get  # type: ignore[method-assign]
+        # Typed per format in definition_api; the Definitions part's own methods.
+        self.get_definition = self._definitions.get_definition  # type: ignore[assignment]
+        self.get_definitions = self._definitions.get_definitions  # type: ignore[assignment]
 
-    def _table_changed(self, names: frozenset[str]) -> None:
-        # Under the writer lock, after the new table is visible.
-        self.get_entry = self._table.tools.get  # type: ignore[method-assign]
+    def _table_changed(self, names: Iterable[str]) -> None:
+        # Under the writer lock, after the write is visible. A bulk write
+        # swaps in a new dict: get_entry follows it.
+        self.get_entry = self._table.live.get  # type: ignore[method-assign]
         self._dispatcher.forget(names)
+        self._definitions.forget(names)
 
     def __repr__(self) -> str:
         return f"<ToolRegistry tools={len(self)} generation={self.generation}>"
@@ -76,10 +87,10 @@ class ToolRegistry:
     def get_entry(self, name: str) -> ToolEntry | None:
         """The entry registered under ``name``, or None. A plain dict read.
 
-        Each write rebinds it to the new table's ``dict.get``, so look it up on
-        the registry at each use rather than keeping the bound method.
+        A bulk write rebinds it to the new table's ``dict.get``, so look it up
+        on the registry at each use rather than keeping the bound method.
         """
-        return self._table.tools.get(name)
+        return self._table.live.get(name)
 
     @property
     def generation(self) -> int:
@@ -95,10 +106,10 @@ class ToolRegistry:
         return self._table.get_options(name)
 
     def get_all_tool_names(self) -> list[str]:
-        return sorted(self._table.tools)
+        return sorted(self._table.live)
 
     def get_toolset_for_tool(self, name: str) -> str | None:
-        entry = self._table.tools.get(name)
+        entry = self._table.live.get(name)
         return entry.toolset if entry is not None else None
 
     def get_tool_names_for_toolset(self, toolset: str) -> list[str]:
@@ -127,10 +138,10 @@ class ToolRegistry:
         return self._log.last_seq
 
     def __len__(self) -> int:
-        return len(self._table.tools)
+        return len(self._table.live)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._table.tools
+        return name in self._table.live
 
     # -- writes, each through the gate ------------------------------------------
 
@@ -151,14 +162,19 @@ class ToolRegistry:
         *,
         validate: bool = True,
         timeout: float | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> ToolEntry | None:
         """Register a tool; returns the new entry, or None when rejected.
 
-        Raises ValueError for a malformed name or schema and PermissionError for
-        a plugin override the operator has not allowed.
+        Raises ValueError for a malformed name, schema, ``annotations`` (MCP's
+        hints) or ``output_schema``, and PermissionError for a plugin override
+        the operator has not allowed.
         """
         check_registration(name, toolset, schema, handler)
         check_result_limit(name, max_result_size_chars)
+        # Tools of one toolset share one string, however each call spelt it.
+        toolset = sys.intern(str.__str__(toolset))
         options = make_options(name, validate, timeout)
         entry = ToolEntry(
             name=name,
@@ -172,8 +188,27 @@ class ToolRegistry:
             emoji=emoji,
             max_result_size_chars=max_result_size_chars,
             dynamic_schema_overrides=dynamic_schema_overrides,
+            annotations=annotations,
+            output_schema=output_schema,
         )
         return self._table.add(entry, options, override)
+
+    def batch(self) -> contextlib.AbstractContextManager[None]:
+        """``with registry.batch():`` the block's registrations appear at once, when it ends.
+
+        Until then no reader sees them; if the block raises, none are kept.
+        Each is judged (and may be rejected or refused) as it is made. Other
+        threads' writes wait for the block to end, so it is host code only: a
+        pack that hung inside one would hold every writer. Packs use
+        :meth:`register_many`.
+        """
+        self._callers.require_host("hold the table for a batch")
+        return self._table.batch()
+
+    def register_many(self, tools: Iterable[Mapping[str, Any]]) -> list[ToolEntry | None]:
+        """``register(**spec)`` for each spec, in one batch; the results in order."""
+        with self._table.batch():
+            return [self.register(**spec) for spec in tools]
 
     def deregister(self, name: str) -> bool:
         """Remove a tool; returns whether it existed.
@@ -261,7 +296,9 @@ class ToolRegistry:
 
     # -- dispatch -------------------------------------------------------------
 
-    def dispatch(self, name: str, args: dict[str, Any], /, **kwargs: Any) -> str | dict[str, Any]:
+    def dispatch(
+        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
+    ) -> str | dict[str, Any]:
         """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
 
         Dispatch hooks, when a pack installed some, run around every call,
@@ -269,11 +306,16 @@ class ToolRegistry:
         """
         return self._dispatcher.dispatch(name, args, **kwargs)
 
-    async def adispatch(
-        self, name: str, args: dict[str, Any], /, **kwargs: Any
-    ) -> str | dict[str, Any]:
-        """The async twin of ``dispatch``: sync handlers run in a worker thread."""
-        return await self._dispatcher.adispatch(name, args, **kwargs)
+    def adispatch(
+        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
+    ) -> Coroutine[Any, Any, str | dict[str, Any]]:
+        """The async twin of ``dispatch``: sync handlers run in a worker thread.
+
+        The dispatcher's own coroutine, not one wrapped around it: wrapped in a
+        second coroutine, a handler's GeneratorExit escaped ``adispatch``
+        (``tests/_core/test_dispatch_properties.py`` found it).
+        """
+        return self._dispatcher.adispatch(name, args, **kwargs)
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
@@ -289,30 +331,31 @@ class ToolRegistry:
 
     # -- definitions ------------------------------------------------------------
 
-    def get_definition(self, name: str, *, format: str = "openai") -> dict[str, Any] | None:
-        """One tool's definition, available or not; None for an unknown tool."""
-        return self._definitions.get_definition(name, format=format)
-
-    def get_definitions(
-        self, tool_names: Iterable[str] | None = None, *, format: str = "openai"
-    ) -> list[dict[str, Any]]:
-        """Definitions of the available tools among ``tool_names`` (all when None), by name.
-
-        Each call returns fresh copies: mutate them freely.
-        """
-        return self._definitions.get_definitions(tool_names, format=format)
+    #: One tool's definition, available or not; None for an unknown tool. Shared
+    #: and read-only, like ``get_definitions``'. With ``strict=True`` (``openai``,
+    #: ``openai-responses``) a tool strict mode cannot hold raises ValueError.
+    get_definition: GetDefinition
+    #: Definitions of the available tools among ``tool_names`` (all when None), by
+    #: name: a fresh list of shared, read-only definitions (``copy.deepcopy`` one
+    #: before changing it). ``strict=True`` sends OpenAI's strict mode and leaves
+    #: out, with a warning, the tools it cannot hold (``toolreg.strict_refusals``).
+    get_definitions: GetDefinitions
 
     def get_definitions_json(
-        self, tool_names: Iterable[str] | None = None, *, format: str = "openai"
+        self,
+        tool_names: Iterable[str] | None = None,
+        *,
+        format: DefinitionFormat = "openai",
+        strict: bool = False,
     ) -> str:
         """``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic."""
-        return self._definitions.get_definitions_json(tool_names, format=format)
+        return self._definitions.get_definitions_json(tool_names, format=format, strict=strict)
 
     # -- availability -------------------------------------------------------
 
     def availability(self, name: str) -> Verdict:
         """(available, reason) for one tool; unknown tools are unavailable."""
-        entry = self._table.tools.get(name)
+        entry = self._table.live.get(name)
         if entry is None:
             return False, f"unknown tool {name!r}"
         return self._availability.check(entry)

@@ -2,40 +2,31 @@
 
 The rules themselves live in :mod:`.gate`; who is calling, in :mod:`.callers`.
 
-Readers never lock and never copy: every write builds a new dict and publishes
-it with one attribute assignment, which is atomic under the GIL (and under
-free-threading, since the published dicts are never mutated afterwards).
-Writers are serialised by one re-entrant lock.
+Readers never lock; writers are serialised by one re-entrant lock. How a
+write changes the data (in place for one tool, swapped in for many) is
+:mod:`.table_state`'s business.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterable
-from dataclasses import replace
+from collections.abc import Iterable, Iterator
 
 from .._contract.entry import (
     DEFAULT_OPTIONS,
     ToolEntry,
     ToolOptions,
 )
-from .._contract.schemas import check_registration, check_result_limit
+from .._contract.schema_checks import check_registration, check_result_limit
 from .callers import Callers
-from .decisions import Action, Decision, DecisionLog
+from .decisions import Action, DecisionLog
 from .gate import judge, judge_alias, judge_removal
-from .override_history import OverrideHistory
 from .ownership import Owner, PluginPolicy
+from .table_state import ChangeListener, Row, TableState
 
 logger = logging.getLogger("toolreg.registry")
-
-
-#: Besides the entry, what the table keeps per name: who owns it, how to dispatch it.
-OwnerOptions = tuple[Owner, ToolOptions]
-#: One row of the table, the unit of a write.
-Row = tuple[ToolEntry, Owner, ToolOptions]
-#: Told the names a write changed, after it is visible and before the lock is let go.
-ChangeListener = Callable[[frozenset[str]], None]
 
 
 class ToolTable:
@@ -45,56 +36,55 @@ class ToolTable:
         self._lock = lock
         self._callers = callers
         self._log = log
-        self._tools: dict[str, ToolEntry] = {}
-        # Kept beside _tools rather than in it: _tools stays a plain name ->
-        # entry dict, so the registry's get_entry can be that dict's own ``get``.
-        self._owned: dict[str, OwnerOptions] = {}
-        self._toolsets: dict[str, frozenset[str]] = {}
-        self._aliases: dict[str, str] = {}
-        self._generation = 0
-        # So unloading a plugin can put back what it overrode.
-        self._history = OverrideHistory()
-        self._listener: ChangeListener | None = None
+        self._state = TableState(log)
+        # Rows a batch has admitted and not yet swapped in; only ever set while
+        # the batching thread holds the lock.
+        self._staged: dict[str, tuple[Row, Action]] | None = None
 
     # -- reads: lock-free -------------------------------------------------
 
     @property
     def generation(self) -> int:
-        """Bumped by every accepted mutation; caches compare it to detect change."""
-        return self._generation
+        """Bumped by every accepted write; caches compare it to detect change."""
+        return self._state.generation
+
+    @property
+    def live(self) -> dict[str, ToolEntry]:
+        """The live name -> entry dict, for point reads (``get``, ``in``); never iterate it."""
+        return self._state.live
 
     @property
     def tools(self) -> dict[str, ToolEntry]:
-        """The published name → entry dict. Never mutated: read it, do not change it."""
-        return self._tools
+        """The entries as of this generation, never changed afterwards: iterate this."""
+        return self._state.snapshot()
 
     def live_entries(self) -> tuple[int, Iterable[ToolEntry]]:
-        """The generation and the entries of one published table."""
-        return self._generation, self._tools.values()
+        """The generation and the entries of one snapshot."""
+        generation = self._state.generation
+        return generation, self._state.snapshot().values()
 
     def get_owner(self, name: str) -> str | None:
         """``builtin``, ``host``, a plugin id or ``mcp:<server>``; None if unknown."""
-        held = self._owned.get(name)
-        return held[0].label if held is not None else None
+        owner = self._state.owned.get(name)
+        return owner.label if owner is not None else None
 
     def get_options(self, name: str) -> ToolOptions | None:
         """Dispatch settings (validation, timeout) of a tool; None if unknown."""
-        held = self._owned.get(name)
-        return held[1] if held is not None else None
+        return self._state.options_of(name)
 
     def names_in(self, toolset: str) -> list[str]:
         """The tools of a toolset (or of the toolset an alias names), sorted."""
-        return sorted(self._toolsets.get(self.resolve_toolset(toolset), ()))
+        return sorted(self._state.toolsets.get(self.resolve_toolset(toolset), ()))
 
     def toolsets(self) -> list[str]:
-        return sorted(self._toolsets)
+        return sorted(self._state.toolsets)
 
     def resolve_toolset(self, name: str) -> str:
         """The toolset an alias points to, or ``name`` itself."""
-        return self._aliases.get(name, name)
+        return self._state.aliases.get(name, name)
 
     def aliases(self) -> dict[str, str]:
-        return dict(self._aliases)
+        return dict(self._state.aliases)
 
     # -- writes ---------------------------------------------------------------
 
@@ -105,16 +95,56 @@ class ToolTable:
             action = self._admit(entry, owner, plugins, override)
             if action is None:
                 return None
-            self._write({entry.name: (entry, owner, options)}, removed=(), action=action)
+            if self._staged is not None:
+                # Logged once, at the swap, against what stood there before the batch.
+                earlier = self._staged.get(entry.name)
+                action = earlier[1] if earlier is not None else action
+                self._staged[entry.name] = ((entry, owner, options), action)
+            else:
+                self._state.put(entry, owner, options, action)
         return entry
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Hold the writes of the block back, then swap them in at once.
+
+        Readers see none of the block's registrations until it ends, then all
+        of them; if the block raises, none. Each is judged as it is made,
+        against the table and the batch so far. Other threads' writes wait
+        for the block to end. A removal inside the block swaps in what the
+        block registered so far, then removes.
+        """
+        with self._lock:
+            if self._staged is not None:
+                yield  # nested: part of the outer batch
+                return
+            self._staged = {}
+            try:
+                yield
+                self._flush_batch()
+            finally:
+                self._staged = None
+
+    def _flush_batch(self) -> None:
+        """Swap in what a batch staged so far (if any); caller holds the lock."""
+        staged = self._staged
+        if staged:
+            self._staged = {}
+            rows = {name: row for name, (row, _) in staged.items()}
+            actions = {name: action for name, (_, action) in staged.items()}
+            self._state.swap(rows, (), None, actions)
 
     def _admit(
         self, entry: ToolEntry, owner: Owner, plugins: list[PluginPolicy], override: bool
     ) -> Action | None:
         """Apply the conflict rules; None means rejected (logged and recorded)."""
-        existing = self._tools.get(entry.name)
-        previous = self._owner_of(entry.name)
-        alias_of = self._aliases.get(entry.toolset)
+        staged = self._staged.get(entry.name) if self._staged else None
+        if staged is not None:
+            (existing, previous, _), _ = staged
+        else:
+            existing = self._state.live.get(entry.name)
+            previous = self._owner_of(entry.name)
+        alias_of = self._state.aliases.get(entry.toolset)
         verdict = judge(entry, owner, plugins, override, existing, previous, alias_of)
         if verdict.action is None:
             kind = "REFUSED" if verdict.refuse else "REJECTED"
@@ -141,13 +171,14 @@ class ToolTable:
         """
         callers = self._callers.current()
         with self._lock:
-            if self._tools.get(name) is None:
+            self._flush_batch()
+            if self._state.live.get(name) is None:
                 return False
-            owner = self._owned[name][0]
+            owner = self._state.owned[name]
             reason = judge_removal(name, owner, callers, "deregister")
             if reason is not None:
                 self._callers.refuse(callers[0], reason, tool=name)
-            self._write({}, removed=(name,), action="deregistered")
+            self._state.drop(name)
         return True
 
     def replace_toolset(
@@ -177,7 +208,8 @@ class ToolTable:
         owners = [self._callers.owner_for(toolset, entry.handler, depth=2) for entry in entries]
         callers = self._callers.current()
         with self._lock:
-            current = self._toolsets.get(toolset, frozenset())
+            self._flush_batch()
+            current = frozenset(self._state.toolsets.get(toolset, ()))
             added: dict[str, Row] = {}
             # A refusal raises before anything is published: all or nothing.
             for entry, (owner, plugins) in zip(entries, owners, strict=True):
@@ -188,7 +220,7 @@ class ToolTable:
                     added[entry.name] = (entry, owner, options)
             removed = tuple(sorted(current - added.keys()))
             self._check_removal(removed, callers, "replace_toolset")
-            self._write(added, removed=removed, action=None)
+            self._state.swap(added, removed, None)
             return sorted(added)
 
     def remove_owner(self, label: str) -> list[str]:
@@ -201,12 +233,13 @@ class ToolTable:
         """
         callers = self._callers.current()
         with self._lock:
-            owned = sorted(name for name, held in self._owned.items() if held[0].label == label)
+            self._flush_batch()
+            owned = sorted(n for n, owner in self._state.owned.items() if owner.label == label)
             self._check_removal(owned, callers, "remove_owner")
-            restored = self._history.forget_owner(label, owned)
+            restored = self._state.history.forget_owner(label, owned)
             removed = tuple(name for name in owned if name not in restored)
             if owned:
-                self._write(restored, removed=removed, action="restored")
+                self._state.swap(restored, removed, "restored")
             return owned
 
     def register_toolset_alias(self, alias: str, toolset: str) -> None:
@@ -219,12 +252,12 @@ class ToolTable:
             self._callers.require_host(f"create toolset alias {alias!r}")
             if alias == toolset and isinstance(alias, str) and alias:
                 return
-            target = self._aliases.get(toolset, toolset)
-            problem = judge_alias(alias, target, self._toolsets.keys())
+            target = self._state.aliases.get(toolset, toolset)
+            problem = judge_alias(alias, target, self._state.toolsets.keys())
             if problem is not None:
                 raise ValueError(problem[0].upper() + problem[1:])
-            self._aliases = {**self._aliases, alias: target}
-            self._generation += 1
+            self._state.aliases = {**self._state.aliases, alias: target}
+            self._state.generation += 1
 
     def record_rejection(self, entry: ToolEntry, reason: str) -> None:
         """Record that a writer above the table refused ``entry`` itself.
@@ -237,7 +270,7 @@ class ToolTable:
         with self._lock:
             name = entry.name
             self._record(
-                "rejected", entry, owner, reason, self._tools.get(name), self._owner_of(name)
+                "rejected", entry, owner, reason, self._state.live.get(name), self._owner_of(name)
             )
 
     # -- internals ------------------------------------------------------------
@@ -247,72 +280,18 @@ class ToolTable:
         if not callers:
             return
         for name in names:
-            reason = judge_removal(name, self._owned[name][0], callers, how)
+            reason = judge_removal(name, self._state.owned[name], callers, how)
             if reason is not None:
                 self._callers.refuse(callers[0], reason, tool=name)
 
-    def _write(
-        self,
-        added: dict[str, Row],
-        removed: Iterable[str],
-        action: Action | None,
-    ) -> None:
-        """Build new dicts and swap them in; caller holds the lock."""
-        removed = tuple(removed)
-        tools = dict(self._tools)
-        held = dict(self._owned)
-        decisions: list[tuple[Action, ToolEntry, Owner, ToolEntry | None, Owner | None]] = []
-        # Names leaving and joining each toolset, so only touched toolsets are
-        # rebuilt, with one set operation each: a bulk write stays linear.
-        gone: dict[str, set[str]] = {}
-        came: dict[str, set[str]] = {}
-        for name in removed:
-            old = tools.pop(name)
-            old_owner, _ = held.pop(name)
-            gone.setdefault(old.toolset, set()).add(name)
-            decisions.append(("deregistered", old, old_owner, None, None))
-        for name, (entry, owner, options) in added.items():
-            old = tools.get(name)
-            old_held = held.get(name)
-            tools[name] = entry
-            held[name] = (owner, options)
-            verb = action or ("registered" if old is None else "replaced")
-            if old is not None and old_held is not None:
-                gone.setdefault(old.toolset, set()).add(name)
-                if verb == "overridden":
-                    self._history.record(name, (old, *old_held), owner.label)
-            came.setdefault(entry.toolset, set()).add(name)
-            decisions.append((verb, entry, owner, old, old_held[0] if old_held else None))
-        toolsets = dict(self._toolsets)
-        for toolset in gone.keys() | came.keys():
-            names = (toolsets.get(toolset, frozenset()) - gone.get(toolset, set())) | came.get(
-                toolset, set()
-            )
-            if names:
-                toolsets[toolset] = frozenset(names)
-            else:
-                toolsets.pop(toolset, None)
-        if self._aliases and any(toolset not in toolsets for toolset in gone):
-            # An alias dies with its toolset, so it cannot later hide a new one.
-            self._aliases = {a: t for a, t in self._aliases.items() if t in toolsets}
-        self._toolsets = toolsets
-        self._owned = held
-        self._tools = tools
-        self._generation += 1
-        if self._listener is not None:
-            self._listener(frozenset(removed) | added.keys())
-        for verb, entry, owner, old, old_owner in decisions:
-            self._record(verb, entry, owner, "", old, old_owner)
-
     def _owner_of(self, name: str) -> Owner | None:
-        held = self._owned.get(name)
-        return held[0] if held is not None else None
+        return self._state.owned.get(name)
 
     def on_change(self, listener: ChangeListener) -> None:
         """The one way caches above the table learn of a write: explicit, and only one."""
-        if self._listener is not None:
+        if self._state.listener is not None:
             raise RuntimeError("the table already has a change listener")
-        self._listener = listener
+        self._state.listener = listener
 
     def _record(
         self,
@@ -324,5 +303,4 @@ class ToolTable:
         previous_owner: Owner | None,
     ) -> None:
         before = previous_owner.label if previous_owner is not None else None
-        decision = Decision.about(entry, action, owner.label, reason, previous, before)
-        self._log.append(replace(decision, generation=self._generation))
+        self._log.record(action, entry, owner.label, reason, previous, before, self.generation)

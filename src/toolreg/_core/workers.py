@@ -12,6 +12,7 @@ Workers are daemon threads, so a stuck call never keeps the process alive.
 from __future__ import annotations
 
 import concurrent.futures
+import contextvars
 import math
 import queue
 import threading
@@ -109,7 +110,10 @@ class WorkerPool:
                     "their deadline"
                 )
             self._pending += 1
-            self._jobs.put((future, deadline, fn, args, kwargs))
+            # The caller's context goes along (as with asyncio.to_thread), so what it
+            # bound for the call (the client a tool logs to) holds in the worker.
+            run_in_context = contextvars.copy_context().run
+            self._jobs.put((future, deadline, run_in_context, (fn, *args), kwargs))
             if self._pending > self._idle and self._threads < self.size:
                 self._threads += 1
                 threading.Thread(

@@ -24,6 +24,7 @@ import threading
 import types
 from typing import TYPE_CHECKING
 
+from toolreg._core.registry import registry
 from toolreg._discovery import scan_cache as _scan_cache
 
 if TYPE_CHECKING:
@@ -126,10 +127,12 @@ def _import_tool_modules(
         module_name = f"{package}.{name[:-3]}"
         attempted.append(module_name)
         try:
-            if from_file:
-                _import_from_file(module_name, os.path.join(directory, name))
-            else:
-                importlib.import_module(module_name)
+            # One swap per module, and a module that fails leaves no tools behind.
+            with registry.batch():
+                if from_file:
+                    _import_from_file(module_name, os.path.join(directory, name))
+                else:
+                    importlib.import_module(module_name)
         except (Exception, SystemExit) as exc:  # sys.exit() must not end the host
             _log.warning("Could not import tool module %s: %s", module_name, exc)
             _log.debug("Traceback for tool module %s", module_name, exc_info=True)

@@ -17,11 +17,11 @@ start-up that the warm path otherwise never pays. Two readers live here:
 
 from __future__ import annotations
 
-import csv
+import io
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .metadata_listing import canonical
@@ -171,16 +171,28 @@ class InstalledSources:
         return namespace in self.top_level
 
 
-def installed_sources(dist_info: str) -> InstalledSources:
-    """The Python sources a distribution's RECORD lists; empty when it has none."""
+def installed_sources(
+    dist_info: str, realpath: Callable[[str], str] = os.path.realpath
+) -> InstalledSources:
+    """The Python sources a distribution's RECORD lists; empty when it has none.
+
+    ``realpath`` resolves the folder holding the dist-info; a loader reading
+    many packs of one site-packages passes one that remembers its answers.
+    """
     if not dist_info:
         return InstalledSources()
     # One realpath for the directory: pip installs regular files (wheels hold
     # no symlinks), so each file's own path only needs normalising.
-    base = os.path.realpath(os.path.dirname(dist_info))
+    import csv  # only a pack that loads has its RECORD read
+
+    base = realpath(os.path.dirname(dist_info))
     try:
-        with open(os.path.join(dist_info, "RECORD"), encoding="utf-8", newline="") as f:
-            paths = [row[0] for row in csv.reader(f) if row]
+        data = read_file(os.path.join(dist_info, "RECORD"))
+        if data is None:
+            raise FileNotFoundError("no RECORD")
+        # As open(newline="") hands csv the text: line ends left to csv.
+        rows = csv.reader(io.StringIO(data.decode("utf-8"), newline=""))
+        paths = [row[0] for row in rows if row]
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         logger.debug("Cannot read RECORD of %s: %s", dist_info, exc)
         return InstalledSources()

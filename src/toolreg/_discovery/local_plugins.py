@@ -15,7 +15,6 @@ import sys
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolreg._discovery import scan_cache as _scan_cache
@@ -24,6 +23,7 @@ from .builtins import _file_registers_tools, _import_from_file
 
 if TYPE_CHECKING:
     import ast
+    from pathlib import Path
 
 logger = logging.getLogger("toolreg.plugins")
 
@@ -104,6 +104,8 @@ def find_local_plugins(folders: Iterable[Path]) -> list[LocalPlugin]:
                     found[stem].path.parent,
                 )
                 continue
+            from pathlib import Path  # only a plugin found needs it
+
             found[stem] = LocalPlugin(stem, Path(folder) / name)
     return list(found.values())
 

@@ -1,6 +1,6 @@
 """The parent's end of one isolated pack: its tools and hooks, reached over MCP.
 
-:class:`IsolatedLink` is an MCP :class:`~toolreg._mcp.session.ServerLink`
+:class:`IsolatedLink` is an MCP :class:`~toolreg._mcp.link.ServerLink`
 (connect, list, follow changes, restart with backoff, park) that publishes
 differently: each tool the child lists is registered under its own name and
 toolset, owned by the pack, by host code acting for the pack
@@ -20,7 +20,7 @@ from .._contract.entry import ToolEntry
 from .._contract.results import is_tool_error
 from .._core.ownership import PluginPolicy
 from .._mcp.calls import call_sync
-from .._mcp.session import ServerLink, Verdict
+from .._mcp.link import ServerLink, Verdict
 from .._policy.config import ToolsetsConfig
 from ..hookspecs import hookimpl
 from .isolated_wire import ListedTool, Manifest, hook_tool, read_listing
@@ -72,7 +72,7 @@ class IsolatedLink(ServerLink):
         self.toolsets = toolsets
         #: The child's last listing, read; None until it first answers.
         self.manifest: Manifest | None = None
-        # Names the gate turned down: not asked again on every republish.
+        # Names the gate turned down: not asked again on every reregister.
         self._turned_down: set[str] = set()
 
     @property
@@ -128,6 +128,8 @@ class IsolatedLink(ServerLink):
                 description=tool.description,
                 override=tool.override,
                 validate=False,  # the pack's process validates, with the pack's own options
+                annotations=tool.annotations or None,
+                output_schema=tool.output_schema,
             )
         except PermissionError:
             return False  # logged and recorded by the table
@@ -139,7 +141,7 @@ class IsolatedLink(ServerLink):
             return False
         return entry is not None
 
-    def unpublish(self) -> None:
+    def remove_tools(self) -> None:
         # The plugin host removes the pack's tools (remove_owner), which also
         # puts back what they overrode; here, only stop publishing.
         self._stopping = True

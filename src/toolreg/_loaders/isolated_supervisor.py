@@ -23,7 +23,7 @@ from .._core.ownership import PluginPolicy
 from .._core.registry import ToolRegistry
 from .._discovery.entrypoints import PackRecord
 from .._discovery.local_plugins import LocalPlugin
-from .._mcp.session import ReconnectPolicy
+from .._mcp.link import ReconnectPolicy
 from .._policy.config import Config, McpServerConfig
 from .isolated_environment import child_environment, workspace
 from .isolated_link import IsolatedLink
@@ -139,7 +139,7 @@ class IsolatedPacks:
         if found is None or self._loop is None:
             return
         link, task = found
-        link.unpublish()
+        link.remove_tools()
         future = asyncio.run_coroutine_threadsafe(_stopped(link, task), self._loop)
         try:
             future.result(STOP_TIMEOUT)

@@ -15,7 +15,10 @@ The child is toolreg's own MCP server on stdio; three things ride on it:
 
 The parent reads the listing as untrusted input: the pack's code runs in the
 child and can make it say anything. Whatever it says, only the parent's gate
-decides what enters the parent's registry.
+decides what enters the parent's registry. A tool's ``annotations`` and
+``outputSchema`` come across as an MCP server's would (``_mcp.convert``): only
+MCP's annotation keys with the right types, and an output schema only if the
+registry could check results against it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .._contract.annotations import NO_ANNOTATIONS, Annotations, received_annotations
+from .._contract.schema_checks import check_output_schema
 from .._discovery.entrypoints import PackRecord
 from ..hookspecs import DISPATCH_HOOKS
 from .report import PluginOutcome
@@ -126,6 +131,8 @@ class ListedTool:
     override: bool
     description: str
     parameters: dict[str, Any]
+    annotations: Annotations = field(default_factory=lambda: NO_ANNOTATIONS)
+    output_schema: dict[str, Any] | None = None
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -141,7 +148,7 @@ class Manifest:
     traceback: str = ""
     hooks: tuple[str, ...] = ()
     tools: tuple[ListedTool, ...] = ()
-    #: Entries that could not be read, with why.
+    #: Entries (or parts of them) that could not be read, with why.
     skipped: tuple[str, ...] = ()
 
     @property
@@ -169,6 +176,13 @@ def read_listing(plugin_id: str, listing: Sequence[Mapping[str, Any]]) -> Manife
             continue
         description = item.get("description")
         schema = item.get("inputSchema")
+        output = item.get("outputSchema")
+        if output is not None:
+            try:
+                check_output_schema(name, output)
+            except ValueError as exc:
+                skipped.append(f"isolated pack {plugin_id!r}: its output schema is left out: {exc}")
+                output = None
         tools.append(
             ListedTool(
                 name=name,
@@ -176,6 +190,8 @@ def read_listing(plugin_id: str, listing: Sequence[Mapping[str, Any]]) -> Manife
                 override=meta.get(META_OVERRIDE) is True,
                 description=description if isinstance(description, str) else "",
                 parameters=dict(schema) if isinstance(schema, Mapping) else dict(_EMPTY_SCHEMA),
+                annotations=received_annotations(item.get("annotations")),
+                output_schema=output,
             )
         )
     if report is None:

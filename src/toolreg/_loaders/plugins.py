@@ -11,20 +11,19 @@ next pack loads.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import logging
+import os
 import sys
 import threading
 import traceback
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-import pluggy
-
-from .. import hookspecs
 from .._contract.results import describe_exception
 from .._core.decisions import Decision
 from .._core.registry import ToolRegistry
@@ -39,17 +38,24 @@ from .._policy.admission import (
     environ,
 )
 from .._policy.config import Config
-from .._policy.unknown_names import plugin_ids_written, unknown_names, warn
-from .hook_runner import HookFailure, HookImpl, HookRunner
+from .._policy.unknown_names import (
+    did_you_mean,
+    plugin_ids_written,
+    unknown_hooks,
+    unknown_names,
+    warn,
+)
 from .import_guard import ImportTimeout, import_with_deadline
 from .report import PluginOutcome, PluginReport
 
 if TYPE_CHECKING:
+    import pluggy
+
+    from .hook_runner import HookFailure, HookRunner
     from .isolated_supervisor import IsolatedPacks
 
 logger = logging.getLogger("toolreg.plugins")
 
-_DISPATCH_HOOKS = hookspecs.DISPATCH_HOOKS
 # Packs register into ``toolreg.registry`` at import; loading into another
 # registry swaps that name for the duration, one load at a time.
 _singleton_lock = threading.RLock()
@@ -88,9 +94,20 @@ def _import_target(value: str) -> Any:
 
 def _purge_modules(namespaces: Sequence[str]) -> None:
     """Forget a plugin's modules, so loading it again executes them again."""
+    # Runs before every pack's import. Mostly none of its modules is loaded:
+    # one substring search over all the names (in C) finds that out.
+    try:
+        loaded = "\n" + "\n".join(sys.modules) + "\n"
+    except TypeError:  # a key that is not a str: look at each name
+        loaded = None
+    if loaded is not None and not any(
+        f"\n{ns}\n" in loaded or f"\n{ns}." in loaded for ns in namespaces
+    ):
+        return
+    exact, prefixes = frozenset(namespaces), tuple(ns + "." for ns in namespaces)
     for name in list(sys.modules):
-        if any(name == ns or name.startswith(ns + ".") for ns in namespaces):
-            del sys.modules[name]
+        if name in exact or (isinstance(name, str) and name.startswith(prefixes)):
+            sys.modules.pop(name, None)
 
 
 class PluginHost:
@@ -99,8 +116,6 @@ class PluginHost:
     def __init__(self, registry: ToolRegistry, config: Config) -> None:
         self.registry = registry
         self.config = config
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        self.pm.add_hookspecs(hookspecs)
         self.active: dict[str, _Active] = {}
         self.report = PluginReport()
         self.hooks: HookRunner | None = None
@@ -109,6 +124,17 @@ class PluginHost:
         self._lock = threading.RLock()
         registry._callers.refusal_listener = weakref.WeakMethod(self._note_refusal)
 
+    @functools.cached_property
+    def pm(self) -> pluggy.PluginManager:
+        """The pluggy manager, made when the first plugin is registered: no packs, no pluggy."""
+        import pluggy
+
+        from .. import hookspecs
+
+        pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        pm.add_hookspecs(hookspecs)
+        return pm
+
     # -- public operations --------------------------------------------------
 
     def load_all(self, packs: Sequence[PackRecord] | None = None) -> PluginReport:
@@ -116,14 +142,17 @@ class PluginHost:
         with self._lock:
             report = PluginReport()
             claimed = {ns: pid for pid, a in self.active.items() for ns in a.namespaces}
+            # Packs share a few site-packages folders: each is resolved once per load.
+            realpath = functools.lru_cache(maxsize=None)(os.path.realpath)
             for record in sorted(
                 packs if packs is not None else find_packs(), key=attrgetter("plugin_id")
             ):
-                report.plugins.append(self._load_pack(record, claimed))
+                report.plugins.append(self._load_pack(record, claimed, realpath))
             for plugin in find_local_plugins(self.config.plugins.paths):
                 report.plugins.append(self._load_local(plugin))
             known = {outcome.id for outcome in report} | set(self.active)
             warn(unknown_names(plugin_ids_written(self.config), known))
+            warn(unknown_hooks(self.config))
             self._install_hooks()
             self.report = report
             return report
@@ -151,7 +180,9 @@ class PluginHost:
 
     # -- loading ------------------------------------------------------------------
 
-    def _load_pack(self, record: PackRecord, claimed: dict[str, str]) -> PluginOutcome:
+    def _load_pack(
+        self, record: PackRecord, claimed: dict[str, str], realpath: Callable[[str], str]
+    ) -> PluginOutcome:
         outcome = PluginOutcome(
             id=record.plugin_id,
             distribution=record.distribution,
@@ -176,7 +207,7 @@ class PluginHost:
         if self.config.plugins.isolation_of(record.plugin_id) == "process":
             return self._load_isolated(outcome, record)
         targets = [value for _, value in record.entry_points]
-        sources = installed_sources(record.path)
+        sources = installed_sources(record.path, realpath)
         if self._activate(outcome, record.namespaces, targets, sources=sources):
             for namespace in record.namespaces:
                 claimed[namespace] = record.plugin_id
@@ -243,7 +274,7 @@ class PluginHost:
                         continue  # two entry points naming one module
                     self.pm.register(obj, name=f"{plugin_id}#{index}")
                     objects.append(obj)
-                self.pm.check_pending()
+                self._check_hook_names(objects)
                 self._call_own(objects, "toolreg_configure", settings=dict(settings.settings))
                 self._call_own(
                     objects,
@@ -267,9 +298,8 @@ class PluginHost:
             self._fail(outcome, exc)
             return False
         self._summarise(outcome, since)
-        outcome.hooks = sorted(
-            {caller.name for obj in objects for caller in self.pm.get_hookcallers(obj) or ()}
-        )
+        implemented = {c.name for obj in objects for c in self.pm.get_hookcallers(obj) or ()}
+        self._note_hooks(outcome, implemented)
         self.active[plugin_id] = _Active(outcome, namespaces, objects)
         logger.info("Loaded plugin %s (%d tools)", plugin_id, len(outcome.tools_added))
         return True
@@ -292,7 +322,7 @@ class PluginHost:
         except (Exception, SystemExit) as exc:
             self._deactivate(outcome.id, (), [])
             return self._fail(outcome, exc)
-        outcome.hooks = started.hooks
+        self._note_hooks(outcome, started.hooks)
         if started.status != "loaded":
             self._deactivate(outcome.id, (), [])
             outcome.status, outcome.reason = started.status, started.reason  # type: ignore[assignment]
@@ -305,6 +335,36 @@ class PluginHost:
         logger.info("Loaded isolated plugin %s (%d tools)", outcome.id, len(outcome.tools_added))
         return outcome
 
+    def _check_hook_names(self, objects: list[Any]) -> None:
+        """A hook implementation whose name is no toolreg hook fails the pack, with the closest."""
+        import pluggy
+
+        from ..hookspecs import DISPATCH_HOOKS, SETUP_HOOKS
+
+        known = [*SETUP_HOOKS, *DISPATCH_HOOKS]
+        for name, caller in vars(self.pm.hook).items():
+            if caller.has_spec():
+                continue
+            for impl in caller.get_hookimpls():
+                if not impl.optionalhook and any(impl.plugin is obj for obj in objects):
+                    raise pluggy.PluginValidationError(
+                        impl.plugin,
+                        f"{name!r} (in {impl.function.__module__}) is not a toolreg hook"
+                        f"{did_you_mean(name, known)}",
+                    )
+        self.pm.check_pending()
+
+    def _note_hooks(self, outcome: PluginOutcome, implemented: Collection[str]) -> None:
+        """Report the hooks that run and the dispatch hooks the operator's ``hooks`` withholds."""
+        from ..hookspecs import DISPATCH_HOOKS
+
+        entry = self.config.plugins.entry(outcome.id)
+        withheld = {h for h in implemented if h in DISPATCH_HOOKS and not entry.allows_hook(h)}
+        outcome.hooks = sorted(set(implemented) - withheld)
+        outcome.hooks_withheld = sorted(withheld)
+        if outcome.hooks_withheld:
+            logger.info("Plugin %s: hooks withheld: %s", outcome.id, outcome.hooks_withheld)
+
     def _call_own(self, objects: list[Any], hook: str, **kwargs: Any) -> None:
         """Run one plugin's own implementations of a setup hook."""
         for impl in getattr(self.pm.hook, hook).get_hookimpls():
@@ -315,7 +375,7 @@ class PluginHost:
         if self.isolated is not None:
             self.isolated.stop(plugin_id)  # first: a live process would publish again
         self.registry.remove_owner(plugin_id)
-        for obj in objects:
+        for obj in objects:  # there are objects only once pm exists
             with contextlib.suppress(ValueError):
                 self.pm.unregister(obj)
         for namespace in namespaces:
@@ -356,15 +416,25 @@ class PluginHost:
 
     def _install_hooks(self) -> None:
         """Put the dispatch hooks in place, or take the layer away when none exist."""
+        if "pm" not in self.__dict__:  # no plugin was ever registered: no hooks
+            self.hooks = None
+            self.registry.set_dispatch_hooks(None)
+            return
+        from ..hookspecs import DISPATCH_HOOKS
+        from .hook_runner import HookImpl, HookRunner
+
         names = {}
         for name, plugin in self.pm.list_name_plugin():
             names[id(plugin)] = name.rpartition("#")[0] or name
         impls: dict[str, list[HookImpl]] = {}
-        for hook in _DISPATCH_HOOKS:
+        for hook in DISPATCH_HOOKS:
             # pluggy calls the last registered first; keep its order.
             impls[hook] = [
-                HookImpl(names.get(id(impl.plugin), "?"), impl.function, tuple(impl.argnames))
+                HookImpl(owner, impl.function, tuple(impl.argnames))
                 for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls())
+                for owner in [names.get(id(impl.plugin), "?")]
+                # The operator's plugins.entries.<id>.hooks withholds the others.
+                if self.config.plugins.entry(owner).allows_hook(hook)
             ]
         runner = HookRunner(*impls.values(), timeout=self.config.plugins.hook_timeout)
         self.hooks = runner if runner else None

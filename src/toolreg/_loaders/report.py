@@ -25,8 +25,10 @@ class PluginOutcome:
     refused: list[dict[str, str]] = field(default_factory=list)
     #: Where its code runs: ``"none"`` (this process) or ``"process"`` (a child process).
     isolation: str = "none"
-    #: The toolreg hooks it implements (setup and dispatch hooks), by name.
+    #: The toolreg hooks it implements and that run (setup and dispatch hooks), by name.
     hooks: list[str] = field(default_factory=list)
+    #: Dispatch hooks it implements that the operator's ``hooks`` list keeps from running.
+    hooks_withheld: list[str] = field(default_factory=list)
     #: The exception that stopped the plugin, with its traceback text, for --verbose.
     error: BaseException | None = field(default=None, repr=False, compare=False)
     traceback: str = field(default="", repr=False, compare=False)
@@ -44,6 +46,7 @@ class PluginOutcome:
             "refused": [dict(item) for item in self.refused],
             "isolation": self.isolation,
             "hooks": list(self.hooks),
+            "hooks_withheld": list(self.hooks_withheld),
         }
 
 

@@ -10,3 +10,5 @@ lazy wrappers in ``toolreg/__init__.py`` do, on first use.
 DEFAULT_MAX_CALLS = 40
 #: ``toolreg serve``: tool calls one MCP session may run at once; more wait their turn.
 DEFAULT_MAX_CALLS_PER_SESSION = 8
+#: ``toolreg serve``: the environment variable holding the bearer token for HTTP clients.
+TOKEN_ENV = "TOOLREG_SERVE_TOKEN"

@@ -8,33 +8,41 @@ owns, a schema the registry refuses.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import ToolEntry
 from .._contract.names import registry_name, sanitise, wanted
-from .._contract.schemas import check_registration
+from .._contract.schema_checks import check_registration
 from .calls import call_sync
-from .convert import description, parameters
+from .convert import KEEP_STRUCTURED, annotations, description, output_schema, parameters
 
 if TYPE_CHECKING:
-    from .session import ServerLink
+    from .link import ServerLink
+
+logger = logging.getLogger("toolreg.mcp")
 
 
 class McpToolHandler:
     """The registry's handler for one MCP tool: a sync call over the manager's loop."""
 
-    __slots__ = ("link", "tool", "name")
+    __slots__ = ("link", "tool", "name", "has_output_schema")
 
-    def __init__(self, link: ServerLink, tool: str, name: str) -> None:
+    def __init__(
+        self, link: ServerLink, tool: str, name: str, has_output_schema: bool = False
+    ) -> None:
         self.link = link
         #: The tool's name on its server.
         self.tool = tool
         #: Its name in the registry.
         self.name = name
+        #: Its entry has the server's output schema (see convert.KEEP_STRUCTURED).
+        self.has_output_schema = has_output_schema
 
     def __call__(self, args: dict[str, Any], **_kwargs: Any) -> str | dict[str, Any]:
-        return call_sync(self.link, self.tool, self.name, args)
+        keep = self.has_output_schema and KEEP_STRUCTURED.get()
+        return call_sync(self.link, self.tool, self.name, args, keep_structured=keep)
 
     def __repr__(self) -> str:
         return f"<MCP tool {self.tool!r} of server {self.link.name!r}>"
@@ -120,12 +128,22 @@ def _entry(
 ) -> ToolEntry:
     text = description(link.name, tool)
     schema = {"name": name, "description": text, "parameters": parameters(tool)}
+    output, problem = output_schema(name, tool)
+    if problem:
+        logger.warning(
+            "MCP tool %r of server %r: its outputSchema is left out: %s",
+            tool["name"],
+            link.name,
+            problem,
+        )
     return ToolEntry(
         name=name,
         toolset=link.toolset,
         schema=schema,
-        handler=McpToolHandler(link, tool["name"], name),
+        handler=McpToolHandler(link, tool["name"], name, output is not None),
         check_fn=check,
         description=text,
         max_result_size_chars=link.config.max_result_size_chars,
+        annotations=annotations(tool) or None,
+        output_schema=output,
     )

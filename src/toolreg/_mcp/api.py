@@ -1,6 +1,6 @@
 """Lazy entry points to MCP: ``import toolreg`` must work without the ``mcp`` package.
 
-``start_mcp`` imports ``toolreg._mcp.client`` (and with it the SDK) on its first
+``start_mcp`` imports ``toolreg._mcp.manager`` (and with it the SDK) on its first
 call; ``stop_mcp`` and ``get_mcp_manager`` never import it, since without a
 started manager there is nothing to stop or report.
 """
@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .._core.registry import ToolRegistry
     from .._policy.config import Config, McpConfig
-    from .client import McpManager
+    from .manager import McpManager
 
-_CLIENT = "toolreg._mcp.client"
+_MANAGER = "toolreg._mcp.manager"
 _SDK_MODULES = frozenset({"mcp", "mcp_types", "httpx2", "anyio", "pydantic"})
 MCP_MISSING = "MCP support needs the 'mcp' package: pip install 'toolreg-core[mcp]'"
 
@@ -31,22 +31,22 @@ def start_mcp(
     See docs/mcp.md.
     """
     try:
-        from . import client
+        from . import manager
     except ModuleNotFoundError as exc:
         if (exc.name or "").partition(".")[0] in _SDK_MODULES:
             raise ImportError(MCP_MISSING) from exc
         raise
-    return client.start_mcp(config, registry, **options)
+    return manager.start_mcp(config, registry, **options)
 
 
 def stop_mcp(registry: ToolRegistry | None = None) -> None:
     """Close the registry's MCP sessions and remove their toolsets (a no-op when none run)."""
-    client = sys.modules.get(_CLIENT)
-    if client is not None:
-        client.stop_mcp(registry)
+    manager = sys.modules.get(_MANAGER)
+    if manager is not None:
+        manager.stop_mcp(registry)
 
 
 def get_mcp_manager(registry: ToolRegistry | None = None) -> McpManager | None:
     """The registry's running MCP manager (``status()`` for each server), or None."""
-    client = sys.modules.get(_CLIENT)
-    return None if client is None else client.get_mcp_manager(registry)
+    manager = sys.modules.get(_MANAGER)
+    return None if manager is None else manager.get_mcp_manager(registry)

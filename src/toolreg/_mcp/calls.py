@@ -20,11 +20,21 @@ from .convert import to_result
 from .transport import connection_lost, describe
 
 if TYPE_CHECKING:
-    from .session import ServerLink
+    from .link import ServerLink
 
 
-def call_sync(link: ServerLink, tool: str, name: str, args: dict[str, Any]) -> str | dict[str, Any]:
-    """Call ``tool`` on ``link``'s server; ``name`` is its registry name. Never raises."""
+def call_sync(
+    link: ServerLink,
+    tool: str,
+    name: str,
+    args: dict[str, Any],
+    *,
+    keep_structured: bool = False,
+) -> str | dict[str, Any]:
+    """Call ``tool`` on ``link``'s server; ``name`` is its registry name. Never raises.
+
+    ``keep_structured``: see :func:`~toolreg._mcp.convert.to_result`.
+    """
     server = link.label
     if link.client is None or link.state != "connected":
         return tool_error(
@@ -60,7 +70,7 @@ def call_sync(link: ServerLink, tool: str, name: str, args: dict[str, Any]) -> s
         return tool_error(f"{server} refused {name}: {exc.message}", tool=name)
     except Exception as exc:
         return tool_error(f"MCP call {name} failed: {describe(exc)}", tool=name)
-    return to_result(payload, link.config.max_result_size_chars)
+    return to_result(payload, link.config.max_result_size_chars, keep_structured=keep_structured)
 
 
 async def _call(link: ServerLink, tool: str, args: dict[str, Any]) -> dict[str, Any]:

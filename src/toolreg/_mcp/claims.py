@@ -20,17 +20,17 @@ class NameClaims:
     def __init__(self) -> None:
         self._claims: dict[str, dict[str, str]] = {}
         self._staked: dict[str, frozenset[str]] = {}
-        self._republish: dict[str, Callable[[], None]] = {}
+        self._reregister_tools: dict[str, Callable[[], None]] = {}
 
-    def join(self, server: str, republish: Callable[[], None]) -> None:
-        """Let ``server`` stake names; ``republish`` re-applies its listing when a rival moves."""
-        self._republish[server] = republish
+    def join(self, server: str, reregister: Callable[[], None]) -> None:
+        """Let ``server`` stake names; ``reregister`` re-applies its listing when a rival moves."""
+        self._reregister_tools[server] = reregister
 
     def stake(self, server: str, names: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
         """Replace ``server``'s names (registry name → its tool); return its contested ones.
 
         The result maps each contested name to the rivals' (server, tool) pairs,
-        sorted. Rivals whose own names became (un)contested republish first.
+        sorted. Rivals whose own names became (un)contested reregister first.
         """
         old = self._staked.get(server, frozenset())
         new = frozenset(names)
@@ -44,7 +44,7 @@ class NameClaims:
         self._staked[server] = new
         rivals = {other for name in old ^ new for other in self._claims.get(name, ())}
         for other in sorted(rivals - {server}):
-            self._republish[other]()
+            self._reregister_tools[other]()
         return self.contested(server)
 
     def contested(self, server: str) -> dict[str, list[tuple[str, str]]]:

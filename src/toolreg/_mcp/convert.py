@@ -18,16 +18,32 @@ Results follow the dispatch contract, within the server's
   resources contribute their text, links a ``[resource ...]`` line). When
   there is no text at all, the JSON of ``structuredContent``; servers that
   send both put the same data in the text, per the MCP spec.
+
+A tool with an output schema called by ``toolreg serve`` (which sets
+:data:`KEEP_STRUCTURED`) keeps its ``structuredContent`` even with text only:
+it comes back in the multimodal envelope, which dispatch hooks see like any
+result, so serve can pass both the text and the object on unchanged. Other
+callers get the text, as before.
+
+A listed tool's ``annotations`` and ``outputSchema`` are the server's word,
+read as untrusted: only MCP's annotation keys with the right types pass, and
+an output schema the registry could not check results against is left out.
 """
 
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import Any
 
+from .._contract.annotations import Annotations, received_annotations
 from .._contract.results import MAX_ERROR_CHARS, tool_error, tool_result, truncate
+from .._contract.schema_checks import check_output_schema
 
 _MEDIA = frozenset({"image", "audio"})
+
+#: Set by ``toolreg serve`` around its dispatch: it can pass a structured result on.
+KEEP_STRUCTURED: ContextVar[bool] = ContextVar("toolreg_keep_structured", default=False)
 
 
 def description(server: str, tool: dict[str, Any]) -> str:
@@ -51,11 +67,32 @@ def parameters(tool: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def to_result(payload: dict[str, Any], limit: int | None = None) -> str | dict[str, Any]:
+def annotations(tool: dict[str, Any]) -> Annotations:
+    """The tool's annotations: MCP's keys with values of the right type, nothing else."""
+    return received_annotations(tool.get("annotations"))
+
+
+def output_schema(name: str, tool: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """(the tool's output schema or None, why it was left out or "")."""
+    schema = tool.get("outputSchema")
+    if schema is None:
+        return None, ""
+    try:
+        check_output_schema(name, schema)
+    except ValueError as exc:
+        return None, str(exc)
+    return schema, ""
+
+
+def to_result(
+    payload: dict[str, Any], limit: int | None = None, *, keep_structured: bool = False
+) -> str | dict[str, Any]:
     """A ``CallToolResult`` (as JSON) → what the registry's handler returns.
 
     ``limit`` bounds a multimodal result's size in characters (its text, its
     base64 data, its other blocks' JSON); strings are left to dispatch's cap.
+    ``keep_structured``: a ``structuredContent`` object is kept, in the
+    envelope, even when every block is text.
     """
     blocks = [block for block in payload.get("content") or () if isinstance(block, dict)]
     structured = payload.get("structuredContent")
@@ -66,7 +103,8 @@ def to_result(payload: dict[str, Any], limit: int | None = None) -> str | dict[s
         if structured is not None:
             return tool_error(_bounded(tool_result(structured)))
         return tool_error("The MCP tool reported an error without a message")
-    if any(block.get("type") in _MEDIA for block in blocks):
+    kept = keep_structured and isinstance(structured, dict)
+    if kept or any(block.get("type") in _MEDIA for block in blocks):
         envelope: dict[str, Any] = {"_multimodal": True, "content": blocks}
         if structured is not None:
             envelope["structured"] = structured

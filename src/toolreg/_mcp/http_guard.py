@@ -1,6 +1,7 @@
 """Who may talk to ``toolreg serve`` over HTTP: the Host/Origin check and the bearer token.
 
-One ASGI middleware in front of every route, ``/mcp`` and ``/healthz`` alike:
+One ASGI middleware in front of every route but the health probes (``probes``),
+which answer only a status to a request it would refuse:
 
 - on a loopback bind, the ``Host`` header must name a loopback host
   (``localhost``, any address in 127.0.0.0/8, ``::1`` however it is spelled)
@@ -25,10 +26,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from . import TOKEN_ENV
+
 logger = logging.getLogger("toolreg.serve")
 
-#: Environment variable holding the bearer token, when ``--auth-token-file`` is not given.
-TOKEN_ENV = "TOOLREG_SERVE_TOKEN"
 #: Shorter tokens are refused: they can be guessed.
 MIN_TOKEN_CHARS = 16
 #: Characters a Host header never holds; with any of them it is refused as a whole.
@@ -129,19 +130,24 @@ class HttpGuard:
                 return
         await self.app(scope, receive, send)
 
-    def _refusal(self, scope: Any) -> Any:
+    def admits(self, scope: Any) -> bool:
+        """Whether the guard lets this request through; nothing is logged."""
+        return self._refusal(scope, quiet=True) is None
+
+    def _refusal(self, scope: Any, *, quiet: bool = False) -> Any:
         from starlette.datastructures import Headers
         from starlette.responses import PlainTextResponse
 
+        log = logger.debug if quiet else logger.warning
         headers = Headers(scope=scope)
         if self.loopback:
             host = headers.get("host")
             if not loopback_authority(host):
-                logger.warning("refused a request for Host %r: not a loopback host", host)
+                log("refused a request for Host %r: not a loopback host", host)
                 return PlainTextResponse("Invalid Host header", status_code=421)
             origin = headers.get("origin")
             if origin is not None and not loopback_origin(origin):
-                logger.warning("refused a request from Origin %r: not a loopback origin", origin)
+                log("refused a request from Origin %r: not a loopback origin", origin)
                 return PlainTextResponse("Invalid Origin header", status_code=403)
         if self._token is not None:
             scheme, _, credential = headers.get("authorization", "").partition(" ")

@@ -21,7 +21,6 @@ import json
 import logging
 import signal
 import socket
-import sys
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -34,21 +33,26 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http import EventStore
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.exceptions import MCPError
 
 from .._contract.results import tool_error
 from .._contract.version import __version__
+from .._core.call_outcomes import unknown
 from .._core.registry import ToolRegistry
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
-from .http_guard import HttpGuard, is_loopback_host
+from .convert import KEEP_STRUCTURED
+from .event_store import MemoryEventStore, resumable
 from .server_calls import (
     CallLimits,
     ClientGone,
-    DisconnectWatch,
     gone_event,
     session_key,
 )
-from .server_results import call_result
+from .server_http import http_app
+from .server_log import ServeLogs, relaying
+from .server_results import StructuredResults
 
 logger = logging.getLogger("toolreg.serve")
 
@@ -57,7 +61,8 @@ POLL_INTERVAL = 0.5
 #: Seconds between availability re-checks when nothing was registered: a tool
 #: whose ``check_fn`` starts failing leaves the list without bumping the generation.
 RECHECK_INTERVAL = 30.0
-HTTP_PATH = "/mcp"
+#: How the registry's unknown-tool error starts: the cheap test before the exact one.
+_UNKNOWN = unknown("").removesuffix('"}')
 
 
 class _ToolregServer(Server[Any]):
@@ -94,8 +99,11 @@ class ToolServer:
         poll_interval: float = POLL_INTERVAL,
         max_calls: int = DEFAULT_MAX_CALLS,
         max_calls_per_session: int = DEFAULT_MAX_CALLS_PER_SESSION,
+        event_store: EventStore | None = None,
     ) -> None:
         self.registry = registry
+        #: Where HTTP sessions' stream events wait for a client to resume (None: in memory).
+        self.event_store = event_store if event_store is not None else MemoryEventStore()
         self.calls = CallLimits(max_calls, max_calls_per_session)
         self.toolsets = tuple(toolsets) if toolsets else None
         self.reload_fn = reload
@@ -104,6 +112,7 @@ class ToolServer:
         self.poll_interval = poll_interval
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
+        self.stateless = stateless
         # Stateless HTTP has no standing connection to push a notification on.
         self.notify_connections = not stateless
         self.server = _ToolregServer(
@@ -113,10 +122,14 @@ class ToolServer:
             on_subscriptions_listen=self.listen,
             get_tool_input_schema=self._input_schema,
         )
+        #: Log messages to clients: ``logging/setLevel``, each call's, the relay (``server_log``).
+        self.logs = ServeLogs()
+        self.logs.install(self.server)
         if self.notify_connections:
             self.server.add_notification_handler(
                 "notifications/initialized", types.NotificationParams, self._follow_changes
             )
+        self.results = StructuredResults()
         self._names_memo: tuple[int, frozenset[str] | None] = (-1, None)
         #: (definitions JSON, the SDK ``Tool`` models made from it) last listed.
         self._listed: tuple[str, list[types.Tool]] = ("", [])
@@ -174,8 +187,12 @@ class ToolServer:
         """``registry.dispatch`` for offered tools; the unknown-tool error for the rest."""
         if not self.is_offered(name):
             # The registry's own wording: a tool outside the set does not exist here.
-            return tool_error(f"Unknown tool: {name}")
-        return self.registry.dispatch(name, arguments)
+            return unknown(name)
+        keep = KEEP_STRUCTURED.set(True)  # a proxied MCP tool's structuredContent comes along
+        try:
+            return self.registry.dispatch(name, arguments)
+        finally:
+            KEEP_STRUCTURED.reset(keep)
 
     # -- MCP handlers -----------------------------------------------------------------
 
@@ -193,17 +210,27 @@ class ToolServer:
         # The calls' own thread pool, shared fairly between sessions (server_calls).
         request = ctx.request
         try:
-            result = await self.calls.run(
-                f"tools/call {params.name}",
-                session_key(request),
-                gone_event(request),
-                self.dispatch,
-                params.name,
-                params.arguments or {},
-            )
+            async with self.logs.for_call(ctx):  # what the call logs goes to its client
+                result = await self.calls.run(
+                    f"tools/call {params.name}",
+                    session_key(request),
+                    # A client that can resume a broken stream has not gone away:
+                    # the call goes on, and its answer waits in the event store.
+                    None if self._resumable(request) else gone_event(request),
+                    self.dispatch,
+                    params.name,
+                    params.arguments or {},
+                )
         except ClientGone:  # nobody is left to read this answer
             result = tool_error("The client went away before the call started")
-        return call_result(result)
+        if type(result) is str and result.startswith(_UNKNOWN) and result == unknown(params.name):
+            # MCP lists a call to a tool the server does not have among the protocol
+            # errors; the model cannot fix that one by changing the arguments.
+            raise MCPError(types.INVALID_PARAMS, json.loads(result)["error"])
+        return self.results.call_result(self.registry.get_entry(params.name), result)
+
+    def _resumable(self, request: Any) -> bool:
+        return not self.stateless and resumable(request)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         if not self.is_offered(name):
@@ -214,19 +241,20 @@ class ToolServer:
     async def _follow_changes(
         self, ctx: ServerRequestContext[Any], params: types.NotificationParams
     ) -> None:
-        """Forward list changes to one handshake-era connection, for as long as it lives.
+        """Forward list changes (on stdio, logs too) to one handshake-era connection.
 
         The SDK runs a notification handler in the connection's task group, which
         cancels it when the connection ends; so this handler is the connection's
         subscription, and nothing has to track connections or clean up after them.
         (The SDK has no public list of live connections to broadcast to.)
         """
-        seen = self._serial
-        while True:
-            if self._serial == seen:
-                await self._change_event().wait()
+        async with self.logs.for_connection(ctx):
             seen = self._serial
-            await ctx.session.send_tool_list_changed()
+            while True:
+                if self._serial == seen:
+                    await self._change_event().wait()
+                seen = self._serial
+                await ctx.session.send_tool_list_changed()
 
     # -- change detection ---------------------------------------------------------
 
@@ -309,42 +337,20 @@ class ToolServer:
 
     async def serve_stdio(self) -> None:
         """Serve one client on stdin/stdout until it closes stdin."""
-        async with anyio.create_task_group() as tg:
-            await self._background(tg)
-            # stdio_server points fd 1 at stderr while it serves: stray prints from
-            # handlers cannot corrupt the protocol stream.
-            async with stdio_server() as (read_stream, write_stream):
-                await self.server.run(
-                    read_stream, write_stream, self.server.create_initialization_options()
-                )
-            tg.cancel_scope.cancel()
+        with relaying(self.logs.relay):
+            async with anyio.create_task_group() as tg:
+                await self._background(tg)
+                # stdio_server points fd 1 at stderr while it serves: stray prints from
+                # handlers cannot corrupt the protocol stream.
+                async with stdio_server() as (read_stream, write_stream):
+                    await self.server.run(
+                        read_stream, write_stream, self.server.create_initialization_options()
+                    )
+                tg.cancel_scope.cancel()
 
     def http_app(self, host: str, *, stateless: bool = False, token: str | None = None) -> Any:
-        """The ASGI app: streamable HTTP at ``/mcp`` and ``GET /healthz``, behind the guard.
-
-        The guard (``http_guard``) checks Host and Origin on a loopback ``host``,
-        and the bearer ``token`` when there is one, on every route.
-        """
-        from mcp.server.transport_security import TransportSecuritySettings
-        from starlette.requests import Request
-        from starlette.responses import JSONResponse
-        from starlette.routing import Route
-
-        async def health(request: Request) -> JSONResponse:
-            tools = await anyio.to_thread.run_sync(self.definitions)
-            return JSONResponse(
-                {"status": "ok", "tools": len(tools), "generation": self.registry.generation}
-            )
-
-        app = self.server.streamable_http_app(
-            streamable_http_path=HTTP_PATH,
-            stateless_http=stateless,
-            # The guard checks Host and Origin for every route and every loopback
-            # address; the SDK's own check knows three spellings and only /mcp.
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-            custom_starlette_routes=[Route("/healthz", health, methods=["GET"])],
-        )
-        return HttpGuard(DisconnectWatch(app), loopback=is_loopback_host(host), token=token)
+        """The ASGI app: streamable HTTP at ``/mcp`` behind the guard, and the health probes."""
+        return http_app(self, host, stateless=stateless, token=token)
 
     async def serve_http(
         self,
@@ -368,30 +374,8 @@ class ToolServer:
             # Open listen/SSE streams never end by themselves.
             timeout_graceful_shutdown=3,
         )
-        async with anyio.create_task_group() as tg:
-            await self._background(tg)
-            await uvicorn.Server(config).serve(sockets=[sock])
-            tg.cancel_scope.cancel()
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (port 0: any free port)."""
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    sock = socket.socket(family, kind, proto)
-    if sys.platform != "win32":
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-        sock.listen(2048)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
-def url_for(sock: socket.socket) -> str:
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}{HTTP_PATH}"
+        with relaying(self.logs.relay):
+            async with anyio.create_task_group() as tg:
+                await self._background(tg)
+                await uvicorn.Server(config).serve(sockets=[sock])
+                tg.cancel_scope.cancel()

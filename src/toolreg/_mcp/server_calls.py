@@ -43,8 +43,9 @@ class DisconnectWatch:
     """ASGI middleware: an event in each request's scope, set when its client disconnects.
 
     The SDK's handshake-era HTTP transport keeps a session's calls going after
-    the POST that carried one is gone; with no event store, their answers can
-    never be delivered, so ``CallLimits.run`` cancels them on this event.
+    the POST that carried one is gone. A client that cannot resume the stream
+    will never read their answers, so ``CallLimits.run`` cancels them on this
+    event; one that can resume is not given this event (see ``event_store``).
     """
 
     def __init__(self, app: Any) -> None:
@@ -58,7 +59,8 @@ class DisconnectWatch:
 
         async def watched() -> Any:
             message = await receive()
-            if message["type"] == "http.disconnect":
+            if message["type"] == "http.disconnect" and not gone.is_set():
+                logger.debug("the client of a %s request dropped its connection", scope["method"])
                 gone.set()
             return message
 

@@ -8,13 +8,19 @@ namespace?). Each check reads metadata only; nothing here imports the plugin.
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .._core.ownership import reserved_label
 from .config import Config
 from .config import plugin_id as canonical_id
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 PLUGINS_ENV = "TOOLREG_PLUGINS"
 DISABLE_AUTOLOAD_ENV = "TOOLREG_DISABLE_PLUGIN_AUTOLOAD"
@@ -55,21 +61,9 @@ def check_compatible(
 ) -> NotAdmitted | None:
     """The pack's own ``Requires-Dist: toolreg...`` and the operator's version pin."""
     if requires_toolreg:
-        try:
-            from packaging.requirements import Requirement
-
-            requirement = Requirement(requires_toolreg)
-        except ValueError as exc:  # packaging's InvalidRequirement
-            return NotAdmitted(
-                "incompatible", f"unreadable requirement {requires_toolreg!r}: {exc}"
-            )
-        applies = requirement.marker is None or requirement.marker.evaluate({"extra": ""})
-        if applies and not requirement.specifier.contains(toolreg_version, prereleases=True):
-            return NotAdmitted(
-                "incompatible",
-                f"requires toolreg{requirement.specifier}, but toolreg {toolreg_version} "
-                "is installed",
-            )
+        verdict = _check_requirement(requires_toolreg, toolreg_version)
+        if verdict is not None:
+            return verdict
     pin = config.plugins.entry(plugin_id).version
     if pin is not None:
         try:
@@ -85,6 +79,65 @@ def check_compatible(
                 f"(plugins.entries.{plugin_id}.version)",
             )
     return None
+
+
+# A requirement that is a name and version specifiers, nothing else: the form a
+# pack's requirement on toolreg has. Extras, URLs, markers and parentheses are not.
+_PLAIN_REQUIREMENT = re.compile(
+    r"[ \t]*[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+    r"([\t\x20-\x27\x2a-\x3a\x3c-\x3f\x41-\x5a\x5c\x5e-\x7e]*)"  # printable, not ()[];@
+)
+
+
+# Packs share a handful of requirement strings: each is read once per process.
+@functools.lru_cache(maxsize=256)
+def _check_requirement(requires_toolreg: str, toolreg_version: str) -> NotAdmitted | None:
+    """Whether ``toolreg_version`` satisfies the pack's requirement on toolreg.
+
+    A plain requirement is read by ``SpecifierSet`` alone, as packaging's own
+    requirement parser reads that part: importing the whole requirement
+    grammar (markers, extras, URLs) costs about 15 ms, more than loading a
+    dozen packs. Anything else goes to ``Requirement``.
+    """
+    plain = _PLAIN_REQUIREMENT.fullmatch(requires_toolreg)
+    specifiers = _specifier_set(plain.group(1)) if plain is not None else None
+    if specifiers is None:
+        return _check_full_requirement(requires_toolreg, toolreg_version)
+    return _check_specifiers(specifiers, toolreg_version)
+
+
+def _specifier_set(text: str) -> SpecifierSet | None:
+    """``text`` as a SpecifierSet, or None where packaging's requirement grammar might differ."""
+    from packaging.specifiers import SpecifierSet
+
+    try:
+        specifiers = SpecifierSet(text)
+    except ValueError:  # InvalidSpecifier: Requirement says what is wrong with it
+        return None
+    # SpecifierSet skips empty items (">=1,,<2", a trailing comma); the grammar may not.
+    items = text.count(",") + 1 if text.strip() else 0
+    return specifiers if len(specifiers) == items else None
+
+
+def _check_full_requirement(requires_toolreg: str, toolreg_version: str) -> NotAdmitted | None:
+    try:
+        from packaging.requirements import Requirement
+
+        requirement = Requirement(requires_toolreg)
+    except ValueError as exc:  # packaging's InvalidRequirement
+        return NotAdmitted("incompatible", f"unreadable requirement {requires_toolreg!r}: {exc}")
+    if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+        return None
+    return _check_specifiers(requirement.specifier, toolreg_version)
+
+
+def _check_specifiers(specifiers: SpecifierSet, toolreg_version: str) -> NotAdmitted | None:
+    if specifiers.contains(toolreg_version, prereleases=True):
+        return None
+    return NotAdmitted(
+        "incompatible",
+        f"requires toolreg{specifiers}, but toolreg {toolreg_version} is installed",
+    )
 
 
 def check_identity(plugin_id: str) -> PermissionError | None:

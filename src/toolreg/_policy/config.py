@@ -10,22 +10,19 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config_mcp import McpConfig, McpServerConfig, parse_mcp
 from .config_reader import ConfigError, Reader, kind_of
 
 if TYPE_CHECKING:
-    from packaging.specifiers import SpecifierSet
+    from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+    from packaging.specifiers import SpecifierSet
 
 CONFIG_ENV = "TOOLREG_CONFIG"
 #: Where a pack's code runs: in the host process, or in a child process of its own.
@@ -34,6 +31,8 @@ ISOLATION_MODES = ("none", "process")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LOCAL_PREFIX = "local:"
 LOCAL_CONFIG_NAME = "toolreg.toml"
+#: Every toolreg hook's name starts with it; config may leave it out.
+HOOK_PREFIX = "toolreg_"
 
 
 @dataclass(frozen=True)
@@ -48,6 +47,16 @@ class PluginEntryConfig:
     isolation: str | None = None
     #: Environment variables an isolated pack's process gets besides the minimal set.
     env: tuple[str, ...] = ()
+    #: The dispatch hooks it may run, full names (``toolreg_pre_tool_call``); None: all.
+    #: A name that is no dispatch hook stays here, so the check can name it.
+    hooks: tuple[str, ...] | None = None
+
+    def allows_hook(self, hook: str) -> bool:
+        """Whether this plugin's implementation of dispatch hook ``hook`` may run.
+
+        Only dispatch hooks are asked about: the setup hooks always run.
+        """
+        return self.hooks is None or hook in self.hooks
 
 
 @dataclass(frozen=True)
@@ -123,23 +132,58 @@ def plugin_id(name: str) -> str:
 
 def user_config_dir() -> Path:
     """Where an operator's config lives when nothing more specific is given."""
+    from pathlib import Path
+
+    return Path(_user_config_folder())
+
+
+# Config discovery runs on every start and mostly finds nothing: it looks with
+# os.path, and pathlib (with urllib.parse behind it) loads only for a file found.
+def _user_config_folder() -> str:
     if sys.platform == "win32":
-        base = os.environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
-        return Path(base) / "toolreg"
+        base = os.environ.get("APPDATA") or os.path.join(_home(), "AppData", "Roaming")
+        return os.path.join(base, "toolreg")
     if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "toolreg"
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "toolreg"
+        return os.path.join(_home(), "Library", "Application Support", "toolreg")
+    return os.path.join(
+        os.environ.get("XDG_CONFIG_HOME") or os.path.join(_home(), ".config"), "toolreg"
+    )
+
+
+def _home() -> str:
+    home = os.path.expanduser("~")
+    if home.startswith("~"):  # as Path.home() says it
+        raise RuntimeError("Could not determine home directory.")
+    return home
+
+
+def _is_file(path: str) -> bool:
+    """A regular file there? False when nothing is; other errors (no access) raise, as pathlib."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
 
 
 def find_config(path: str | os.PathLike[str] | None = None) -> Path | None:
     """The config file to use: ``path``, else $TOOLREG_CONFIG, ./toolreg.toml, the user dir."""
+    found = _config_file(path)
+    if found is None:
+        return None
+    from pathlib import Path
+
+    return Path(found)
+
+
+def _config_file(path: str | os.PathLike[str] | None) -> str | os.PathLike[str] | None:
     if path is not None:
-        return Path(path)
+        return path
     from_env = os.environ.get(CONFIG_ENV)
     if from_env:
-        return Path(from_env)
-    for candidate in (Path.cwd() / LOCAL_CONFIG_NAME, user_config_dir() / LOCAL_CONFIG_NAME):
-        if candidate.is_file():
+        return from_env
+    for folder in (os.getcwd(), _user_config_folder()):
+        candidate = os.path.join(folder, LOCAL_CONFIG_NAME)
+        if _is_file(candidate):
             return candidate
     return None
 
@@ -164,6 +208,11 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
 
 def parse_config(text: str, source: Path | None = None) -> Config:
+    # Imported here: most runs find no config file and never parse one.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -199,6 +248,8 @@ def _plugins(reader: Reader, data: dict[str, Any]) -> PluginsConfig:
     import_timeout = _seconds_or_off(reader, data, "import_timeout")
     enabled = _ids(reader.strings(data, "plugins", "enabled"))
     paths = reader.strings(data, "plugins", "paths") or ()
+    from pathlib import Path  # a file is being parsed: its folders are Paths
+
     base = reader.source.parent if reader.source is not None else Path.cwd()
     entries: dict[str, PluginEntryConfig] = {}
     spellings: dict[str, str] = {}
@@ -248,7 +299,9 @@ def _seconds_or_off(reader: Reader, data: dict[str, Any], key: str) -> float:
 
 def _entry(reader: Reader, data: dict[str, Any], key: str) -> PluginEntryConfig:
     reader.keys(
-        data, key, {"allow_tool_override", "version", "tools", "settings", "isolation", "env"}
+        data,
+        key,
+        {"allow_tool_override", "version", "tools", "settings", "isolation", "env", "hooks"},
     )
     version = reader.typed(data, key, "version", str, "a version specifier string")
     specifier = None
@@ -271,6 +324,7 @@ def _entry(reader: Reader, data: dict[str, Any], key: str) -> PluginEntryConfig:
         settings=dict(reader.table(data, f"{key}.settings")),
         isolation=_isolation(reader, data, key),
         env=_env_names(reader, data, key),
+        hooks=_hook_names(reader.strings(data, key, "hooks")),
     )
 
 
@@ -293,6 +347,13 @@ def _env_names(reader: Reader, data: dict[str, Any], where: str) -> tuple[str, .
                 f"expected an environment variable name (letters, digits, '_'), got {name!r}",
             )
     return names
+
+
+def _hook_names(names: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """Hook names as written, the ``toolreg_`` prefix optional, in full form."""
+    if names is None:
+        return None
+    return tuple(name if name.startswith(HOOK_PREFIX) else HOOK_PREFIX + name for name in names)
 
 
 def _toolsets(reader: Reader, data: dict[str, Any]) -> ToolsetsConfig:

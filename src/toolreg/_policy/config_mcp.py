@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config_reader import ConfigError, Reader, kind_of
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: An MCP server's name in config: it becomes part of tool names (``mcp__<name>__<tool>``).
 MCP_SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -126,6 +128,8 @@ def _mcp_server(reader: Reader, name: str, data: dict[str, Any], key: str) -> Mc
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ConfigError(reader.source, f"{key}.args", "expected an array of strings")
     cwd = reader.typed(data, key, "cwd", str, "a directory (string)")
+    from pathlib import Path  # a server's cwd, when a file declares one
+
     base = reader.source.parent if reader.source is not None else Path.cwd()
     tools = reader.table(data, f"{key}.tools")
     reader.keys(tools, f"{key}.tools", {"include", "exclude"})

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 T = TypeVar("T")
 

@@ -1,17 +1,18 @@
 """Names in the operator config that match nothing: a typo must not pass silently.
 
-A misspelt pack id in ``plugins.enabled`` loads nothing, and a misspelt toolset
-in ``[toolsets] enabled`` removes every tool, while every command still exits 0.
-These checks name the key, the name and the closest known one.
+A misspelt pack id in ``plugins.enabled`` loads nothing, a misspelt toolset
+in ``[toolsets] enabled`` removes every tool, and a misspelt hook in
+``plugins.entries.<id>.hooks`` withholds the hook it meant, while every command
+still exits 0. These checks name the key, the name and the closest known one.
+Loading warns; ``toolreg config check`` makes them errors.
 """
 
 from __future__ import annotations
 
-import difflib
 import logging
 from collections.abc import Collection, Iterable
 
-from .config import Config
+from .config import HOOK_PREFIX, Config
 
 #: Not "toolreg.plugins": the CLI hushes that logger while loading.
 logger = logging.getLogger("toolreg.config")
@@ -19,14 +20,54 @@ logger = logging.getLogger("toolreg.config")
 
 def unknown_names(written: Iterable[tuple[str, str]], known: Collection[str]) -> list[str]:
     """One message per (key, name) whose name is not in ``known``, with a close match."""
+    return [
+        f"{key}: {name!r} matches nothing known{did_you_mean(name, known)}"
+        for key, name in written
+        if name not in known
+    ]
+
+
+def did_you_mean(name: str, known: Collection[str]) -> str:
+    """``"; did you mean 'x'?"`` naming the closest of ``known``, or ``""``."""
+    import difflib  # only a name that matches nothing needs it
+
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def unknown_hooks(config: Config) -> list[str]:
+    """One message per name in a ``plugins.entries.<id>.hooks`` that is no dispatch hook.
+
+    The setup hooks are named as such: they always run, as part of loading.
+    """
+    if all(entry.hooks is None for entry in config.plugins.entries.values()):
+        return []
+    # pluggy comes with the hook specs: only pay for it when there are names to check.
+    from ..hookspecs import DISPATCH_HOOKS, SETUP_HOOKS
+
     messages = []
-    for key, name in written:
-        if name in known:
-            continue
-        close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        messages.append(f"{key}: {name!r} matches nothing known{hint}")
+    for plugin, entry in config.plugins.entries.items():
+        for index, hook in enumerate(entry.hooks or ()):
+            if hook in DISPATCH_HOOKS:
+                continue
+            key = f"plugins.entries.{plugin}.hooks[{index}]"
+            written = hook.removeprefix(HOOK_PREFIX)
+            if hook in SETUP_HOOKS:
+                messages.append(
+                    f"{key}: {written!r} is a setup hook, which always runs; "
+                    f"hooks lists dispatch hooks: {', '.join(dispatch_hook_names())}"
+                )
+                continue
+            hint = did_you_mean(written, dispatch_hook_names())
+            messages.append(f"{key}: {written!r} is not a dispatch hook{hint}")
     return messages
+
+
+def dispatch_hook_names() -> list[str]:
+    """The dispatch hooks as config writes them, without the prefix."""
+    from ..hookspecs import DISPATCH_HOOKS
+
+    return [hook.removeprefix(HOOK_PREFIX) for hook in DISPATCH_HOOKS]
 
 
 def plugin_ids_written(config: Config) -> list[tuple[str, str]]:
@@ -48,6 +89,15 @@ def toolsets_written(config: Config) -> list[tuple[str, str]]:
 def mcp_toolset_names(config: Config) -> set[str]:
     """The toolsets and aliases configured MCP servers will bring (they may connect later)."""
     return {n for server in config.mcp.servers for n in (server, f"mcp-{server}")}
+
+
+def unknown_toolsets(config: Config, known: Collection[str]) -> list[str]:
+    """Messages for the ``[toolsets]`` switches that name nothing known.
+
+    Known: ``known``, the config's aliases and the toolsets its MCP servers bring.
+    """
+    names = set(known) | set(config.toolsets.aliases) | mcp_toolset_names(config)
+    return unknown_names(toolsets_written(config), names)
 
 
 def warn(messages: Iterable[str]) -> None:

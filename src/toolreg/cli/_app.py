@@ -8,21 +8,24 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from toolreg import __version__, stop_mcp
+from toolreg import stop_mcp
 
 from ._commands import COMMANDS, load
+from ._completion import SHELLS, cmd_completion
 from ._errors import EXIT_FAILURE, CliError
+from ._help import more_help
 from ._logs import cli_logging
-from ._plugin_commands import cmd_config_check
+from ._pip_commands import add_pip_parsers, cmd_install, cmd_uninstall
 from ._serve import add_serve_parser, cmd_serve
+from ._version import VersionAction
 
 # The definition formats of registry.get_definitions (toolreg._contract.formats.FORMATS).
-FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "mcp")
+FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp")
 
-_EPILOG = """\
+_EPILOG = f"""\
 exit codes: 0 success; 1 unknown tool or toolset, a tool_error result, or an
 internal error; 2 bad usage, bad JSON arguments or a bad config file.
-Details: docs/cli.md
+{more_help("cli")}
 """
 
 
@@ -52,10 +55,17 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[verbose],
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-V", "--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("list", parents=[verbose], help="list registered tools")
+    mcp = argparse.ArgumentParser(add_help=False)
+    mcp.add_argument(
+        "--mcp",
+        action="store_true",
+        help="connect the MCP servers (without it: their last known tools, marked cached)",
+    )
+
+    p = sub.add_parser("list", parents=[verbose, mcp], help="list registered tools")
     p.add_argument("--toolset", metavar="TS", help="only tools in this toolset (aliases work)")
     p.add_argument("--json", action="store_true", help="print a JSON array")
     p.add_argument(
@@ -64,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --json: add each tool's definition in this format, as its 'definition'",
     )
 
-    p = sub.add_parser("show", parents=[verbose], help="show one tool's definition")
+    p = sub.add_parser("show", parents=[verbose, mcp], help="show one tool's definition")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--json", action="store_true", help="print only the definition, as JSON")
     p.add_argument(
@@ -89,10 +99,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("config", parents=[verbose], help="operator config tools")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    c = config_sub.add_parser("check", parents=[verbose], help="validate a config file")
+    c = config_sub.add_parser(
+        "check",
+        parents=[verbose],
+        help="validate a config file: its keys, and the names it uses against what is installed",
+    )
     c.add_argument("path", metavar="PATH", nargs="?", help="file to check (default: as found)")
+    c.add_argument("--json", action="store_true", help="print the effective settings as JSON")
 
     add_serve_parser(sub, verbose)
+    add_pip_parsers(sub, verbose)
+
+    p = sub.add_parser(
+        "completion",
+        parents=[verbose],
+        help="print a shell completion script",
+        description="Print a completion script for SHELL, generated from this parser.",
+    )
+    p.add_argument("shell", metavar="SHELL", choices=SHELLS, help=", ".join(SHELLS))
 
     p = sub.add_parser("new", parents=[verbose], help="create a tool-pack project to publish")
     p.add_argument("name", metavar="PACK_NAME", help="distribution name, e.g. toolreg-weather")
@@ -138,9 +162,15 @@ def _run(args: argparse.Namespace) -> int:
     if not hasattr(args, "config"):
         args.config = None
     if args.command == "config":
-        return cmd_config_check(args)  # checks the file; loads no tools
+        from ._config_check import cmd_config_check
+
+        return cmd_config_check(args)  # loads built-ins and packs, starts no MCP server
     if args.command == "serve":
         return cmd_serve(args)  # loads the tools itself, with stdout guarded for stdio
+    if args.command in ("install", "uninstall"):
+        return cmd_install(args) if args.command == "install" else cmd_uninstall(args)
+    if args.command == "completion":
+        return cmd_completion(args, build_parser())  # writes the script; loads no tools
     if args.command == "new":
         from ._scaffold import cmd_new  # only `new` needs the templates
 

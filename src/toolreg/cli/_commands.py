@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolreg import (
     Config,
     ConfigError,
     ToolEntry,
+    ToolRegistry,
     apply_config,
     discover_builtin_tools,
     get_cache_problems,
@@ -28,12 +28,16 @@ from toolreg import (
 )
 
 from .._loaders.stdout_guard import stdout_to_stderr
+from .._policy.unknown_names import mcp_toolset_names
 from ..workspace import workspace_warning
 from . import _render
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from ._logs import quiet_loading
 from ._plugin_commands import cmd_plugins
 from ._state import state
+
+if TYPE_CHECKING:
+    from ._mcp_cache import KnownTools
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +54,13 @@ def load(args: argparse.Namespace) -> None:
     except ConfigError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     state.config = config
+    state.mcp_started = False
     with stdout_to_stderr(), quiet_loading(getattr(args, "verbose", False)):
         loaded = discover_builtin_tools()
         state.report = load_plugins(config)
     apply_config(config, registry)
-    _start_mcp(config, args)  # after packs: names they registered stand first
+    if starts_mcp(args):
+        _start_mcp(config, args)  # after packs: names they registered stand first
     log.debug("built-in tool modules loaded: %s", ", ".join(loaded) or "none")
     failures = get_discovery_failures()
     # Broken code warns on every command; a refusal is the operator's policy
@@ -69,16 +75,32 @@ def load(args: argparse.Namespace) -> None:
         )
 
 
+#: Commands that connect the MCP servers; ``list`` and ``show`` do with ``--mcp``.
+_STARTS_MCP = frozenset({"call", "doctor", "serve"})
+
+
+def starts_mcp(args: argparse.Namespace) -> bool:
+    """Whether this command connects the config's MCP servers."""
+    return args.command in _STARTS_MCP or getattr(args, "mcp", False)
+
+
 def _start_mcp(config: Config, args: argparse.Namespace) -> None:
     """Connect the config's MCP servers; ``main`` stops them when the command ends."""
-    if not any(server.enabled for server in config.mcp.servers.values()):
+    names = [name for name, server in sorted(config.mcp.servers.items()) if server.enabled]
+    if not names:
         return
+    from . import _mcp_cache, _progress  # only a config with MCP servers needs them
+
     try:
-        manager = start_mcp(config, registry)
+        with _progress.connecting(names, _mcp_servers):
+            manager = start_mcp(config, registry)
     except ImportError as exc:
         print(f"toolreg: warning: {exc}; [mcp.servers] are not loaded", file=sys.stderr)
         return
-    down = [s["name"] for s in manager.status() if s["state"] not in ("connected", "disabled")]
+    state.mcp_started = True
+    statuses = manager.status()
+    _mcp_cache.remember(config, registry, statuses)
+    down = [s["name"] for s in statuses if s["state"] not in ("connected", "disabled")]
     if down and args.command != "doctor":
         print(
             f"toolreg: warning: MCP server(s) not connected: {', '.join(down)}; "
@@ -101,41 +123,117 @@ def _tool_record(name: str) -> dict[str, Any]:
         "reason": None if available else reason,
         "owner": registry.get_owner(name),
         "description": entry.description if entry else "",
+        # MCP's hints ({} when the tool declares none) and the schema of its structured result.
+        "annotations": dict(entry.annotations) if entry else {},
+        "output_schema": entry.output_schema if entry else None,
     }
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """Print every registered tool (optionally one toolset's) as a table or JSON."""
+    """Print every registered tool (optionally one toolset's) as a table or JSON.
+
+    Without ``--mcp`` the MCP servers are not started: their last known tools
+    are listed instead, marked as cached.
+    """
+    known = _known_mcp_tools()
+    cached = _cached_registry(known)
     names = registry.get_all_tool_names()
+    cached_names = [n for n in cached.get_all_tool_names() if n not in registry]
     if args.toolset is not None:
-        wanted = set(_toolset_tools(args.toolset))
+        wanted = set(_toolset_tools(args.toolset, cached))
         names = [n for n in names if n in wanted]
+        cached_names = [n for n in cached_names if n in wanted]
     fmt = getattr(args, "format", None)
     if fmt is not None and not args.json:
         raise CliError("--format needs --json: the table shows no definitions", EXIT_USAGE)
     tools = [_tool_record(n) for n in names]
+    tools += [_cached_record(cached, n, known) for n in cached_names]
+    tools.sort(key=lambda tool: tool["name"])
     if fmt is not None:
         for tool in tools:
-            tool["definition"] = _list_definition(tool["name"], fmt)
-    print(_render.to_json(tools) if args.json else _render.tool_table(tools))
+            source = cached if "cached_at" in tool else registry
+            tool["definition"] = _list_definition(source, tool["name"], fmt)
+    if args.json:
+        print(_render.to_json(tools))
+    else:
+        print(_render.tool_table(tools, _render.terminal_width()))
+    _note_unlisted_servers(known)
     return EXIT_OK
 
 
-def _list_definition(name: str, fmt: str) -> dict[str, Any] | None:
+def _known_mcp_tools() -> dict[str, KnownTools]:
+    """The last known tools of the servers this command did not start."""
+    if state.mcp_started or state.config is None or not state.config.mcp.servers:
+        return {}
+    from ._mcp_cache import known_tools
+
+    return known_tools(state.config)
+
+
+def _cached_registry(known: dict[str, KnownTools]) -> ToolRegistry:
+    """The known tools in a registry of their own (an empty one when none are known)."""
+    if not known:
+        return ToolRegistry()
+    from ._mcp_cache import cached_registry
+
+    return cached_registry(known)
+
+
+def _cached_record(cached: ToolRegistry, name: str, known: dict[str, KnownTools]) -> dict[str, Any]:
+    from datetime import datetime, timezone
+
+    entry = cached.get_entry(name)
+    assert entry is not None
+    listing = known[entry.toolset.removeprefix("mcp-")]
+    return {
+        "name": name,
+        "toolset": entry.toolset,
+        "available": False,
+        "reason": f"cached, from {listing.when}; --mcp connects the server",
+        "owner": cached.get_owner(name),
+        "description": entry.description,
+        "annotations": dict(entry.annotations),
+        "output_schema": entry.output_schema,
+        "cached_at": datetime.fromtimestamp(listing.at, timezone.utc).isoformat(),
+    }
+
+
+def _unstarted_toolsets() -> set[str]:
+    config = state.config
+    return mcp_toolset_names(config) if config is not None else set()
+
+
+def _note_unlisted_servers(known: dict[str, KnownTools]) -> None:
+    config = state.config
+    if state.mcp_started or config is None:
+        return
+    unlisted = [n for n, s in sorted(config.mcp.servers.items()) if s.enabled and n not in known]
+    if unlisted:
+        print(
+            f"toolreg: note: MCP server(s) not started and never listed: {', '.join(unlisted)}; "
+            "--mcp connects them",
+            file=sys.stderr,
+        )
+
+
+def _list_definition(source: ToolRegistry, name: str, fmt: str) -> dict[str, Any] | None:
     """One tool's definition for ``list --json --format``; null when the format cannot hold it."""
     try:
-        return registry.get_definition(name, format=fmt)
+        return source.get_definition(name, format=fmt)
     except ValueError as exc:  # e.g. a name the provider does not accept
         print(f"toolreg: warning: {exc}", file=sys.stderr)
         return None
 
 
-def _toolset_tools(toolset: str) -> list[str]:
-    """Tool names in ``toolset`` (aliases resolved); an unknown toolset is an error."""
+def _toolset_tools(toolset: str, cached: ToolRegistry) -> list[str]:
+    """Tool names in ``toolset`` (aliases resolved), cached ones too; unknown is an error."""
     names = registry.get_tool_names_for_toolset(toolset)
+    names += cached.get_tool_names_for_toolset(toolset)
+    if not names and not state.mcp_started and toolset in _unstarted_toolsets():
+        return []  # a configured server's, never listed: the note after the table says so
     if not names:
         # Toolsets exist only while they hold tools, so "empty" means "unknown".
-        known = registry.get_toolsets()
+        known = registry.get_toolsets() + cached.get_toolsets()
         raise CliError(f"unknown toolset {toolset!r}{_did_you_mean(toolset, known)}")
     return names
 
@@ -145,20 +243,35 @@ def _toolset_tools(toolset: str) -> list[str]:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Print one tool's definition, whether or not it is available right now."""
-    entry = _require_tool(args.name)
+    source, cached_reason = _where_shown(args.name)
+    entry = source.get_entry(args.name) if cached_reason else _require_tool(args.name)
+    assert entry is not None
     try:
-        definition = registry.get_definition(args.name, format=args.format)
+        definition = source.get_definition(args.name, format=args.format)
     except ValueError as exc:  # the tool cannot be expressed in this format (e.g. its name)
         raise CliError(str(exc)) from None
     if args.json:
         print(_render.to_json(definition))
         return EXIT_OK
-    available, reason = registry.availability(args.name)
-    owner = registry.get_owner(args.name)
+    available, reason = (
+        (False, cached_reason) if cached_reason else registry.availability(entry.name)
+    )
+    owner = source.get_owner(args.name)
     print(_render.tool_summary(entry.name, entry.toolset, owner, available, reason))
+    print(_render.tool_hints(entry.annotations, entry.output_schema is not None))
     print(f"definition ({args.format}):")
     print(_render.to_json(definition))
     return EXIT_OK
+
+
+def _where_shown(name: str) -> tuple[ToolRegistry, str | None]:
+    """The registry holding ``name``: the live one, or the MCP cache's with why it is cached."""
+    if registry.get_entry(name) is None:
+        known = _known_mcp_tools()
+        cached = _cached_registry(known)
+        if cached.get_entry(name) is not None:
+            return cached, _cached_record(cached, name, known)["reason"]
+    return registry, None
 
 
 # -- call --------------------------------------------------------------------------------
@@ -210,7 +323,10 @@ def _json_kind(value: Any) -> str:
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Report import failures, unavailable tools, rejections, distrusted caches. Always exits 0."""
     report = doctor_report()
-    print(_render.to_json(report) if args.json else _render.doctor_report(report))
+    if args.json:
+        print(_render.to_json(report))
+    else:
+        print(_render.doctor_report(report, _render.terminal_width()))
     return EXIT_OK
 
 
@@ -272,11 +388,17 @@ def _require_tool(name: str) -> ToolEntry:
     entry = registry.get_entry(name)
     if entry is None:
         known = registry.get_all_tool_names()
-        raise CliError(f"unknown tool {name!r}{_did_you_mean(name, known)}")
+        hint = _did_you_mean(name, known)
+        servers = state.config.mcp.servers.values() if state.config is not None else ()
+        if not hint and not state.mcp_started and any(s.enabled for s in servers):
+            hint = " (the MCP servers were not started; --mcp connects them)"
+        raise CliError(f"unknown tool {name!r}{hint}")
     return entry
 
 
 def _did_you_mean(name: str, known: list[str]) -> str:
+    import difflib  # only a mistyped name gets here
+
     close = difflib.get_close_matches(name, known, n=3)
     return f" (did you mean: {', '.join(close)}?)" if close else ""
 

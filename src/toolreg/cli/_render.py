@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+import shutil
+import sys
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 
@@ -12,26 +15,94 @@ def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, default=str)
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns separated by two spaces; the last column is not padded."""
+def terminal_width() -> int | None:
+    """The width tables must fit: $COLUMNS, else the terminal's; None when stdout is no terminal.
+
+    Output to a pipe or a file is not cut: a script reading the table gets every
+    character (and ``--json`` is never cut at all).
+    """
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        if not sys.stdout.isatty():
+            return None
+    except (AttributeError, ValueError):  # no stdout, or a closed one
+        return None
+    return shutil.get_terminal_size().columns
+
+
+def table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    width: int | None = None,
+    cut: Collection[str] = (),
+) -> str:
+    """Left-aligned columns separated by two spaces; the last column is not padded.
+
+    With ``width``, the columns named in ``cut`` (long free text: reasons, tool
+    lists) give up characters, the widest first, until each line fits; a cell
+    cut short ends with an ellipsis. Names are never cut, so a line may stay
+    wider when nothing else is left to give.
+    """
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
             widths[i] = max(widths[i], len(cell))
+    if width is not None:
+        _shrink(widths, [i for i, h in enumerate(headers) if h in cut], headers, width)
     lines = []
     for row in [headers, *rows]:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
-        lines.append("  ".join([*cells, row[-1]]).rstrip())
+        cells = [_fit(cell, widths[i]).ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        lines.append("  ".join([*cells, _fit(row[-1], widths[-1])]).rstrip())
     return "\n".join(lines)
 
 
-def tool_table(tools: Sequence[dict[str, Any]]) -> str:
+# A column cut down keeps room for its header and a few characters of its text.
+_MIN_CUT_WIDTH = 12
+
+
+def _shrink(widths: list[int], cuttable: list[int], headers: Sequence[str], width: int) -> None:
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    floors = {i: max(len(headers[i]), _MIN_CUT_WIDTH) for i in cuttable}
+    while excess > 0:
+        room = [i for i in cuttable if widths[i] > floors[i]]
+        if not room:
+            return
+        widest = max(room, key=lambda i: widths[i])
+        widths[widest] -= 1
+        excess -= 1
+
+
+def _fit(cell: str, width: int) -> str:
+    if len(cell) <= width:
+        return cell
+    return cell[: width - len(_ELLIPSIS)] + _ELLIPSIS
+
+
+def _ellipsis() -> str:
+    encoding = getattr(sys.stdout, "encoding", None) or "ascii"
+    try:
+        "\u2026".encode(encoding)
+    except (UnicodeError, LookupError):
+        return "..."
+    return "\u2026"
+
+
+_ELLIPSIS = _ellipsis()
+
+
+def tool_table(tools: Sequence[dict[str, Any]], width: int | None = None) -> str:
     """The ``list`` table: one row per tool, reason only for unavailable ones."""
-    rows = [
-        (t["name"], t["toolset"], "yes" if t["available"] else "no", t["reason"] or "")
-        for t in tools
-    ]
-    return table(("NAME", "TOOLSET", "AVAILABLE", "REASON"), rows)
+    rows = [(t["name"], t["toolset"], _availability(t), t["reason"] or "") for t in tools]
+    return table(("NAME", "TOOLSET", "AVAILABLE", "REASON"), rows, width=width, cut={"REASON"})
+
+
+def _availability(tool: dict[str, Any]) -> str:
+    if "cached_at" in tool:  # an MCP server's tool as last listed: not connected now
+        return "cached"
+    return "yes" if tool["available"] else "no"
 
 
 def tool_summary(name: str, toolset: str, owner: str | None, available: bool, reason: str) -> str:
@@ -47,7 +118,18 @@ def tool_summary(name: str, toolset: str, owner: str | None, available: bool, re
     )
 
 
-def doctor_report(report: dict[str, Any]) -> str:
+def tool_hints(annotations: Mapping[str, Any], structured: bool) -> str:
+    """``show``'s lines for MCP's annotations and a structured result, below the summary."""
+    title = annotations.get("title")
+    hints = [f"{key}={json.dumps(value)}" for key, value in annotations.items() if key != "title"]
+    lines = [f"title:     {title}"] if title is not None else []
+    lines.append(f"hints:     {' '.join(hints) or 'none declared'}")
+    if structured:
+        lines.append("output:    structured (outputSchema in the mcp format)")
+    return "\n".join(lines)
+
+
+def doctor_report(report: dict[str, Any], width: int | None = None) -> str:
     """The ``doctor`` text: one section per kind of problem, or a single all-clear line."""
     summary = report["summary"]
     lines = [
@@ -73,7 +155,9 @@ def doctor_report(report: dict[str, Any]) -> str:
     if unavailable:
         lines += ["", f"Unavailable tools ({len(unavailable)}):"]
         rows = [(t["name"], t["toolset"], t["reason"] or "") for t in unavailable]
-        lines += ["  " + line for line in table(("NAME", "TOOLSET", "REASON"), rows).splitlines()]
+        inner = None if width is None else width - 2
+        text = table(("NAME", "TOOLSET", "REASON"), rows, width=inner, cut={"REASON"})
+        lines += ["  " + line for line in text.splitlines()]
     if rejected:
         lines += ["", f"Rejected registrations ({len(rejected)}):"]
         lines += [_rejection_line(d) for d in rejected]

@@ -10,11 +10,10 @@ import argparse
 import contextlib
 import logging
 import os
-import signal
 import sys
 from collections.abc import Iterator
 from contextlib import redirect_stdout
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolreg import (
     ConfigError,
@@ -25,26 +24,29 @@ from toolreg import (
 )
 
 from .._loaders.stdout_guard import fd1_to_stderr
-from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
-from .._mcp.http_guard import TOKEN_ENV, is_loopback_host
+from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN_ENV
 from ._commands import _did_you_mean, load, workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
+from ._help import more_help
 from ._logs import quiet_loading
 from ._state import state
+
+if TYPE_CHECKING:
+    import socket
+    from pathlib import Path
 
 log = logging.getLogger("toolreg.serve")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 
-EPILOG = """\
+EPILOG = (
+    """\
 MCP client config (stdio; the client starts the server):
   {"mcpServers": {"toolreg": {"command": "toolreg", "args": ["serve"]}}}
 
 streamable HTTP (start `toolreg serve --transport http` yourself):
   {"mcpServers": {"toolreg": {"url": "http://127.0.0.1:8765/mcp"}}}
-
-Only available tools are offered; clients are told when the list changes.
   with a token: ... {"url": "...", "headers": {"Authorization": "Bearer TOKEN"}}
 
 Only available tools are offered; clients are told when the list changes.
@@ -52,9 +54,14 @@ On POSIX, SIGHUP re-reads the config and reloads tool packs and local plugins.
 HTTP binds 127.0.0.1, where Host and Origin must be loopback names. With a
 token (--auth-token-file, or $TOOLREG_SERVE_TOKEN) every request needs
 "Authorization: Bearer TOKEN"; any other address refuses to start without one
-unless --insecure-no-auth says so. GET /healthz answers {"status": "ok", ...}.
-Needs the MCP SDK: pip install 'toolreg-core[mcp]'. Details: docs/mcp.md
+unless --insecure-no-auth says so. Probes for balancers and orchestrators,
+without Host check or token: GET /healthz (200 while the process serves) and
+GET /readyz (503 while the tools load, then 200).
+Needs the MCP SDK: pip install 'toolreg-core[mcp]'.
 """
+    + more_help("mcp")
+    + "\n"
+)
 
 
 def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -106,7 +113,7 @@ def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentP
     p.add_argument(
         "--auth-token-file",
         metavar="PATH",
-        type=Path,
+        type=_path,
         help=f"HTTP: require 'Authorization: Bearer <token>', the token read from PATH "
         f"(mode 600); default: ${TOKEN_ENV}",
     )
@@ -138,20 +145,56 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 f"toolreg serve needs the MCP SDK ({exc}); "
                 "install it: pip install 'toolreg-core[mcp]'"
             ) from None
-        token = None
         if args.transport == "stdio":
             with fd1_to_stderr():  # stdout is the protocol stream: nothing else may reach it
                 load(args)
-        else:
-            token = _http_token(args)  # refused before the slow load, not after
-            load(args)
-        return _serve(args, reload_first=early_sighup, token=token)
+            return _serve(args, reload_first=early_sighup)
+        from toolreg._mcp.probes import answering_while_loading
+
+        token = _http_token(args)  # refused before the slow load, not after
+        with _listen(args, token) as sock:
+            # Bound first: probes learn the process is up and not ready yet (503).
+            with answering_while_loading(sock):
+                load(args)
+            return _serve(args, reload_first=early_sighup, token=token, sock=sock)
 
 
-def _serve(args: argparse.Namespace, reload_first: list[bool], token: str | None) -> int:
+def _listen(args: argparse.Namespace, token: str | None) -> socket.socket:
+    """The HTTP listening socket, bound before the tools load."""
+    from toolreg._mcp.http_guard import is_loopback_host
+    from toolreg._mcp.probes import READINESS_PATH
+    from toolreg._mcp.server_http import bind
+
+    host = args.host or DEFAULT_HOST
+    port = DEFAULT_PORT if args.port is None else args.port
+    if token is None and not is_loopback_host(host):
+        _say(
+            f"warning: binding {host}, which is not a loopback address, with "
+            "--insecure-no-auth: anyone who can reach it can call these tools"
+        )
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        raise CliError(f"cannot listen on {host}:{port}: {exc}") from None
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    _say(
+        f"listening on http://{shown}:{bound_port} (pid {os.getpid()}); loading tools, "
+        f"{READINESS_PATH} answers 503 until they are loaded"
+    )
+    return sock
+
+
+def _serve(
+    args: argparse.Namespace,
+    reload_first: list[bool],
+    token: str | None = None,
+    sock: socket.socket | None = None,
+) -> int:
     import anyio
 
-    from toolreg._mcp.server import ToolServer, bind, url_for
+    from toolreg._mcp.server import ToolServer
+    from toolreg._mcp.server_http import url_for
 
     verbose = getattr(args, "verbose", False)
     _check_toolsets(args.toolset)
@@ -176,27 +219,17 @@ def _serve(args: argparse.Namespace, reload_first: list[bool], token: str | None
             _say(f"serving {offered} over stdio (pid {os.getpid()})")
             anyio.run(server.serve_stdio)
             return EXIT_OK
+        assert sock is not None  # HTTP: bound by _listen before loading
         host = args.host or DEFAULT_HOST
-        port = DEFAULT_PORT if args.port is None else args.port
-        if token is None and not is_loopback_host(host):
-            _say(
-                f"warning: binding {host}, which is not a loopback address, with "
-                "--insecure-no-auth: anyone who can reach it can call these tools"
-            )
-        try:
-            sock = bind(host, port)
-        except OSError as exc:
-            raise CliError(f"cannot listen on {host}:{port}: {exc}") from None
         notes = ["stateless"] if args.stateless else []
         notes += ["bearer token required"] if token is not None else []
         mode = f" ({', '.join(notes)})" if notes else ""
         _say(f"serving {offered} at {url_for(sock)}{mode} (pid {os.getpid()})")
-        with sock:
-            anyio.run(
-                lambda: server.serve_http(
-                    sock, host, stateless=args.stateless, token=token, verbose=verbose
-                )
+        anyio.run(
+            lambda: server.serve_http(
+                sock, host, stateless=args.stateless, token=token, verbose=verbose
             )
+        )
         return EXIT_OK
     except KeyboardInterrupt:  # Ctrl-C is how a foreground server is stopped
         _say("stopped")
@@ -256,7 +289,12 @@ def _http_token(args: argparse.Namespace) -> str | None:
     ``--auth-token-file`` wins over ``$TOOLREG_SERVE_TOKEN``. A non-loopback
     address without either needs ``--insecure-no-auth``, said out loud.
     """
-    from toolreg._mcp.http_guard import TokenError, read_token_file, token_from_env
+    from toolreg._mcp.http_guard import (
+        TokenError,
+        is_loopback_host,
+        read_token_file,
+        token_from_env,
+    )
 
     try:
         if args.auth_token_file is not None:
@@ -279,6 +317,13 @@ def _http_token(args: argparse.Namespace) -> str | None:
     return token
 
 
+def _path(text: str) -> Path:
+    """``--auth-token-file``'s type: pathlib loads when the option is given, not on every run."""
+    from pathlib import Path
+
+    return Path(text)
+
+
 def _say(message: str) -> None:
     print(f"toolreg serve: {message}", file=sys.stderr, flush=True)
 
@@ -290,6 +335,8 @@ def _sighup_deferred() -> Iterator[list[bool]]:
     The flag tells the server to reload once it runs. A Python handler rather
     than SIG_IGN, because children inherit an ignored signal across exec.
     """
+    import signal  # only `serve` handles signals
+
     seen = [False]
     if not hasattr(signal, "SIGHUP"):
         yield seen

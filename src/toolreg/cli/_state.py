@@ -11,6 +11,8 @@ from toolreg import Config, PluginReport
 class LoadState:
     config: Config | None = None
     report: PluginReport | None = None
+    #: Whether this command connected the MCP servers (``list`` and ``show`` need ``--mcp``).
+    mcp_started: bool = False
 
 
 state = LoadState()

@@ -6,12 +6,13 @@ not depend on how the registry is built inside.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import toolreg
-from toolreg import ToolRegistry, tool_result_message
+from toolreg import DefinitionFormat, ToolRegistry, tool_result_message
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ def available_tools(
     registry: ToolRegistry | None,
     names: Iterable[str] | None,
     toolsets: Iterable[str] | None,
-    format: str = "mcp",
+    format: DefinitionFormat = "mcp",
 ) -> tuple[ToolRegistry, list[ToolSpec]]:
     """The registry (``toolreg.registry`` by default) and its available tools among
     ``names`` plus the tools of ``toolsets`` (all tools when both are None).
@@ -45,8 +46,10 @@ def available_tools(
     registry = toolreg.registry if registry is None else registry
     selected = _selected_names(registry, names, toolsets)
     parameters_key = "inputSchema" if format == "mcp" else "parameters"
+    # The definitions are shared and read-only; a framework gets a schema of its
+    # own, which it may change (some add titles or strict-mode keys in place).
     specs = [
-        ToolSpec(d["name"], d.get("description") or "", d[parameters_key])
+        ToolSpec(d["name"], d.get("description") or "", copy.deepcopy(d[parameters_key]))
         for d in registry.get_definitions(selected, format=format)
     ]
     return registry, specs

@@ -17,8 +17,8 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from .._contract.strict_schema import NotStrict, Restore, strict_schema
 from ._registry_tools import ToolSpec, available_tools, missing_framework
-from ._strict import NotStrict, Restore, strict_schema
 
 try:
     from agents import FunctionTool, ToolOutputImage, ToolOutputText

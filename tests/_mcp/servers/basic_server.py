@@ -1,5 +1,9 @@
 """A test MCP server: text, errors, images, structured content, odd names, its own pid.
 
+``echo`` has annotations; like every tool of the SDK's server whose function
+returns a str, it has an output schema (``{"result": str}``), and its results
+carry that object as structuredContent beside the text.
+
 Run as ``basic_server.py`` (stdio) or ``basic_server.py http PORT`` (streamable
 HTTP on 127.0.0.1). While the file named by $BLOCK_FILE exists it refuses to
 start, so a test can hold it down after killing it.
@@ -18,7 +22,7 @@ if block and os.path.exists(block):  # checked before the slow imports
 
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
-from mcp_types import CallToolResult, ImageContent, TextContent  # noqa: E402
+from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations  # noqa: E402
 
 server = MCPServer("basic", log_level="WARNING")
 
@@ -31,7 +35,7 @@ PIXEL = base64.b64encode(
 ).decode()
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(title="Echo", read_only_hint=True, idempotent_hint=True))
 def echo(text: str) -> str:
     """Say it back."""
     return text

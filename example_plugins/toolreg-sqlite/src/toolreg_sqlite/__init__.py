@@ -157,6 +157,9 @@ def _schema(
     }
 
 
+# MCP's hints: all three only read, and only databases in the workspace.
+_READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
+
 registry.register(
     name="sqlite_list_tables",
     toolset=TOOLSET,
@@ -169,6 +172,22 @@ registry.register(
     handler=sqlite_list_tables,
     description="List the tables and views of a SQLite database.",
     emoji="🗄️",
+    annotations={"title": "List SQLite tables", **_READ_ONLY},
+    # Its JSON result, described for MCP clients (toolreg serve sends it as structuredContent).
+    output_schema={
+        "type": "object",
+        "properties": {
+            "tables": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "type": {"type": "string"}},
+                    "required": ["name", "type"],
+                },
+            }
+        },
+        "required": ["tables"],
+    },
 )
 
 registry.register(
@@ -184,6 +203,7 @@ registry.register(
     handler=sqlite_describe_table,
     description="Describe a SQLite table: columns, indexes, CREATE statement.",
     emoji="🗄️",
+    annotations={"title": "Describe SQLite table", **_READ_ONLY},
 )
 
 registry.register(
@@ -219,4 +239,5 @@ registry.register(
     description="Run a read-only SQL query on a SQLite database in the workspace.",
     emoji="🗄️",
     max_result_size_chars=MAX_RESULT_CHARS,
+    annotations={"title": "Query SQLite", **_READ_ONLY},
 )

@@ -26,7 +26,7 @@ from .._core.registry import ToolRegistry
 from .._core.registry import registry as default_registry
 from .._policy.config import Config, McpConfig, McpServerConfig
 from .claims import NameClaims
-from .session import ReconnectPolicy, ServerLink
+from .link import ReconnectPolicy, ServerLink
 
 logger = logging.getLogger("toolreg.mcp")
 
@@ -148,7 +148,7 @@ class McpManager:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(STOP_TIMEOUT)
         for link in self._links.values():
-            link.unpublish()
+            link.remove_tools()
         if not self._thread.is_alive():
             self._loop.close()
 

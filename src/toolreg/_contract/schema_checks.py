@@ -8,12 +8,21 @@ mid-conversation.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .names import check_tool_name
 from .schema_limits import check_validatable
 
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
+
+#: Schema dicts that passed, by identity, so registering one again (a reload, a
+#: refresh, many tools sharing it) skips the walk. Holding each dict keeps its
+#: id from being reused by another. toolreg keeps the caller's dict, not a copy,
+#: so a change made to it after registering is never checked here, cached or
+#: not; validation re-checks its limits when it compiles.
+_PASSED: dict[int, dict[str, Any]] = {}
+_PASSED_LIMIT = 4096
 
 
 def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> None:
@@ -28,6 +37,8 @@ def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> No
     declared = schema.get("name")
     if declared is not None and declared != name:
         raise ValueError(f"Tool {name!r}: schema names a different tool, {declared!r}")
+    if _PASSED.get(id(schema)) is schema:
+        return
     description = schema.get("description")
     if description is not None and not isinstance(description, str):
         raise ValueError(f"Tool {name!r}: schema 'description' must be a string")
@@ -37,6 +48,9 @@ def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> No
         json.dumps(schema)
     except (TypeError, ValueError, RecursionError) as exc:
         raise ValueError(f"Tool {name!r}: schema is not JSON-serialisable: {exc}") from None
+    if len(_PASSED) >= _PASSED_LIMIT:
+        _PASSED.clear()
+    _PASSED[id(schema)] = schema
 
 
 def check_result_limit(name: str, limit: Any) -> None:
@@ -49,31 +63,53 @@ def check_result_limit(name: str, limit: Any) -> None:
 
 def check_parameters(name: str, parameters: Any) -> None:
     """``parameters`` must be a JSON-Schema object schema."""
-    if not isinstance(parameters, dict):
+    _check_object_schema(
+        name, parameters, lambda part: f"schema {'.'.join(['parameters', *part])!r}"
+    )
+    check_validatable(name, parameters)
+
+
+def check_output_schema(name: str, schema: Any) -> None:
+    """An output schema (MCP ``outputSchema``) must be an object schema, like ``parameters``.
+
+    ``toolreg serve`` checks results against it, so it must be one that can be
+    checked: local ``$ref`` only, bounded depth, no ``$ref`` loop.
+    """
+    _check_object_schema(
+        name, schema, lambda part: f"output_schema {'.'.join(part)!r}" if part else "output_schema"
+    )
+    check_validatable(name, schema, "output_schema")
+    try:
+        json.dumps(schema)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"Tool {name!r}: output_schema is not JSON-serialisable: {exc}") from None
+
+
+def _check_object_schema(name: str, schema: Any, where: Callable[[list[str]], str]) -> None:
+    """ValueError unless ``schema`` is an object schema; ``where`` names a part of it."""
+    if not isinstance(schema, dict):
         raise ValueError(
-            f"Tool {name!r}: schema 'parameters' must be a JSON-Schema object (a dict), "
-            f"got {type(parameters).__name__}"
+            f"Tool {name!r}: {where([])} must be a JSON-Schema object (a dict), "
+            f"got {type(schema).__name__}"
         )
-    if parameters.get("type") != "object":
+    if schema.get("type") != "object":
         raise ValueError(
-            f'Tool {name!r}: schema \'parameters\' must have "type": "object", '
-            f"got {parameters.get('type')!r}"
+            f'Tool {name!r}: {where([])} must have "type": "object", got {schema.get("type")!r}'
         )
-    properties = parameters.get("properties", {})
+    properties = schema.get("properties", {})
     if not isinstance(properties, dict):
-        raise ValueError(f"Tool {name!r}: schema 'parameters.properties' must be a dict")
+        raise ValueError(f"Tool {name!r}: {where(['properties'])} must be a dict")
     for prop, sub in properties.items():
         if not isinstance(sub, dict):
-            raise ValueError(f"Tool {name!r}: schema 'parameters.properties.{prop}' must be a dict")
-    required = parameters.get("required", [])
+            raise ValueError(f"Tool {name!r}: {where(['properties', str(prop)])} must be a dict")
+    required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-        raise ValueError(f"Tool {name!r}: schema 'parameters.required' must be a list of strings")
+        raise ValueError(f"Tool {name!r}: {where(['required'])} must be a list of strings")
     missing = [r for r in required if r not in properties]
     if missing:
         raise ValueError(
-            f"Tool {name!r}: schema 'parameters.required' names undeclared properties: {missing}"
+            f"Tool {name!r}: {where(['required'])} names undeclared properties: {missing}"
         )
-    check_validatable(name, parameters)
 
 
 def parameters_of(schema: dict[str, Any]) -> dict[str, Any]:

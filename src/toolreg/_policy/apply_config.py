@@ -6,7 +6,7 @@ import logging
 
 from .._core.registry import ToolRegistry
 from .config import Config
-from .unknown_names import mcp_toolset_names, toolsets_written, unknown_names, warn
+from .unknown_names import unknown_toolsets, warn
 
 logger = logging.getLogger("toolreg.toolsets")
 
@@ -24,7 +24,7 @@ def apply_toolset_config(config: Config, registry: ToolRegistry) -> list[str]:
         except ValueError as exc:
             logger.warning("toolsets.aliases.%s: %s", alias, exc)
     known = set(registry.get_toolsets()) | set(registry.get_toolset_aliases())
-    warn(unknown_names(toolsets_written(config), known | mcp_toolset_names(config)))
+    warn(unknown_toolsets(config, known))
     removed = []
     for toolset in registry.get_toolsets():
         if not config.toolsets.allows(toolset, registry.resolve_toolset):

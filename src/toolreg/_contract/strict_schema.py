@@ -26,6 +26,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from .formats import NotStrict
+
+__all__ = ["NotStrict", "Restore", "strict_schema"]
+
 Restore = Callable[[Any], Any]
 
 # Kept as they are: the keywords strict mode supports.
@@ -44,10 +48,6 @@ _STRICT_FORMATS = frozenset(
     {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 )
 _SCALARS = frozenset({"string", "number", "integer", "boolean", "null"})
-
-
-class NotStrict(ValueError):
-    """A schema strict mode cannot express without changing what the tool accepts."""
 
 
 def strict_schema(parameters: dict[str, Any]) -> tuple[dict[str, Any], Restore]:

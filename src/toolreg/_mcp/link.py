@@ -104,7 +104,7 @@ class ServerLink:
         self._check = self._make_check()
         #: The names this manager's servers map their tools to (one per link if alone).
         self.claims = claims if claims is not None else NameClaims()
-        self.claims.join(self.name, self._republish)
+        self.claims.join(self.name, self._reregister_tools)
 
     @property
     def label(self) -> str:
@@ -161,17 +161,17 @@ class ServerLink:
         if changed:
             self._check = self._make_check()
             if self._listing is not None:
-                self._publish(self._listing)
+                self._register_tools(self._listing)
 
     # -- publishing --------------------------------------------------------------
 
-    def _publish(self, listing: list[dict[str, Any]]) -> None:
+    def _register_tools(self, listing: list[dict[str, Any]]) -> None:
         """Put ``listing`` into the registry, if anything changed since the last time."""
         if self._stopping:
             return
         self._listing = listing
         by_name = named_tools(self, listing)
-        # Staking may make a rival server republish first, dropping a name both map to.
+        # Staking may make a rival server reregister first, dropping a name both map to.
         contested = self.claims.stake(
             self.name, {n: tools[0]["name"] for n, tools in by_name.items()}
         )
@@ -215,12 +215,12 @@ class ServerLink:
         """Re-list the server's tools soon (from any thread)."""
         self.loop.call_soon_threadsafe(self._refresh_wanted.set)
 
-    def _republish(self) -> None:
+    def _reregister_tools(self) -> None:
         """A rival server's names changed: apply the last listing again."""
         if self._listing is not None:
-            self._publish(self._listing)
+            self._register_tools(self._listing)
 
-    def unpublish(self) -> None:
+    def remove_tools(self) -> None:
         """Remove the server's tools (on stop)."""
         self._stopping = True
         self.registry.replace_toolset(self.toolset, [])
@@ -377,7 +377,7 @@ class ServerLink:
             self._refresh_wanted.set()
 
     async def _refresh(self, client: Client) -> None:
-        self._publish(await self._list_tools(client))
+        self._register_tools(await self._list_tools(client))
 
     async def _list_tools(self, client: Client) -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = []

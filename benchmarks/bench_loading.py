@@ -1,0 +1,292 @@
+"""Loading 50 tool packs: toolreg's load_plugins against pluggy, stevedore and a floor.
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/bench_loading.py [--quick] [--json PATH] [--profile]
+
+A temp site dir gets 50 installed packs the way pip lays them out: a package
+whose import registers 5 tools with ``toolreg.registry``, and a dist-info with
+``METADATA``, ``RECORD`` and a ``toolreg.tools`` entry point naming the
+module. Each sample is a fresh interpreter with that dir first on
+``sys.path`` (the rest is this virtualenv's path, as a host's would be); it
+imports what it needs untimed, then times only the loading:
+
+- **floor**: ``importlib.import_module`` of the 50 modules by name, their
+  ``registry.register`` calls going to a plain dict: no discovery, no checks;
+- **pluggy**: ``PluginManager.load_setuptools_entrypoints("toolreg.tools")``
+  (a fresh manager with toolreg's hookspecs), registrations to the plain dict;
+- **stevedore**: ``ExtensionManager("toolreg.tools")`` with its entry-point
+  cache warm, registrations to the plain dict (skipped if not installed);
+- **toolreg**: ``load_plugins(config, ToolRegistry())`` with an operator
+  config that enables the 50 packs (read untimed) and a warm pack cache.
+
+Every row is the median of N interpreters against the floor's median. Target:
+toolreg's ratio to the floor <= pluggy's ratio to the floor. ``--profile``
+also prints the toolreg row's cProfile, top functions by own time. The script
+reports; the exit code is always 0. See benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+from harness import Result, report, run_case
+
+PACKS, TOOLS_PER_PACK = 50, 5
+GROUP = "toolreg.tools"
+VARIANTS = ("floor", "pluggy", "stevedore", "toolreg")
+
+
+@dataclass(frozen=True)
+class Config:
+    samples: int  # fresh interpreters per variant (median is kept)
+
+
+FULL = Config(samples=15)
+QUICK = Config(samples=4)
+
+PACK_MODULE = '''"""Benchmark pack {index}: five tools, registered at import."""
+
+from toolreg import registry
+
+SCHEMA = {{
+    "type": "object",
+    "properties": {{"text": {{"type": "string", "description": "Some text."}}}},
+    "required": ["text"],
+}}
+
+
+def echo(args, **kwargs):
+    return args["text"]
+
+
+def upper(args, **kwargs):
+    return args["text"].upper()
+
+
+def lower(args, **kwargs):
+    return args["text"].lower()
+
+
+def length(args, **kwargs):
+    return str(len(args["text"]))
+
+
+def reverse(args, **kwargs):
+    return args["text"][::-1]
+
+
+for _handler in (echo, upper, lower, length, reverse):
+    _name = "{module}_" + _handler.__name__
+    registry.register(
+        _name,
+        "{module}",
+        {{"name": _name, "description": "A benchmark tool.", "parameters": SCHEMA}},
+        _handler,
+    )
+'''
+
+
+def module_name(index: int) -> str:
+    return f"toolreg_load{index:03d}"
+
+
+def make_site(root: str) -> str:
+    """Write PACKS installed packs: package, METADATA, RECORD, entry_points.txt."""
+    site = os.path.join(root, "site")
+    for index in range(PACKS):
+        module = module_name(index)
+        dist_info = f"{module}-1.0.dist-info"
+        os.makedirs(os.path.join(site, module))
+        os.makedirs(os.path.join(site, dist_info))
+        write(site, f"{module}/__init__.py", PACK_MODULE.format(index=index, module=module))
+        write(
+            site,
+            f"{dist_info}/METADATA",
+            f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 1.0\n"
+            "Requires-Dist: toolreg-core>=0.1\n",
+        )
+        write(site, f"{dist_info}/entry_points.txt", f"[{GROUP}]\n{module} = {module}\n")
+        record = [f"{module}/__init__.py", f"{dist_info}/METADATA"]
+        record += [f"{dist_info}/entry_points.txt", f"{dist_info}/RECORD"]
+        write(site, f"{dist_info}/RECORD", "".join(f"{path},,\n" for path in record))
+    return site
+
+
+def write(directory: str, name: str, text: str) -> None:
+    with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def write_config(root: str) -> str:
+    path = os.path.join(root, "toolreg.toml")
+    enabled = ", ".join(f'"{module_name(i).replace("_", "-")}"' for i in range(PACKS))
+    write(root, "toolreg.toml", f"[plugins]\nenabled = [{enabled}]\n")
+    return path
+
+
+# One sample: argv is site, variant, config, packs. Prints the wall and CPU
+# nanoseconds of the loading, the tools registered and (toolreg) the pack scans.
+CHILD = """
+import importlib, os, sys, time
+site, variant, config_path, packs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+sys.path.insert(0, site)
+import pluggy
+import toolreg
+from toolreg import hookspecs
+from toolreg._discovery import entrypoints
+
+class PlainRegistry:
+    def __init__(self):
+        self.tools = {}
+
+    def register(self, name, toolset, schema, handler, **options):
+        self.tools[name] = (toolset, schema, handler, options)
+
+scans = []
+if variant.startswith("toolreg"):
+    target = toolreg.ToolRegistry()
+    config = toolreg.load_config(config_path)
+    load_plugins = toolreg.load_plugins  # its modules imported, as a host has them
+    count = lambda: len(target.get_all_tool_names())
+    # A warm cache is served without a scan of the installed metadata: count any.
+    scan = entrypoints._scan
+    entrypoints._scan = lambda *args: scans.append(1) or scan(*args)
+else:
+    target = toolreg.registry = PlainRegistry()
+    count = lambda: len(target.tools)
+if variant == "stevedore":
+    from stevedore import ExtensionManager
+profiler = None
+if variant == "toolreg-profile":
+    import cProfile
+    from toolreg._loaders import plugins
+    # cProfile sees one thread: the imports run on this one, without their deadline.
+    plugins.import_with_deadline = lambda timeout, load, target: load(target)
+    profiler = cProfile.Profile(time.thread_time)  # CPU time: steadier on a busy machine
+    profiler.enable()
+start, cpu = time.perf_counter_ns(), time.process_time_ns()
+if variant == "floor":
+    for index in range(packs):
+        importlib.import_module(f"toolreg_load{index:03d}")
+elif variant == "pluggy":
+    pm = pluggy.PluginManager("toolreg")
+    pm.add_hookspecs(hookspecs)
+    pm.load_setuptools_entrypoints("toolreg.tools")
+elif variant == "stevedore":
+    ExtensionManager("toolreg.tools")
+else:
+    load_plugins(config, target)
+elapsed, cpu = time.perf_counter_ns() - start, time.process_time_ns() - cpu
+if profiler is not None:
+    import pstats
+    profiler.disable()
+    pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(40)
+print(elapsed, cpu, count(), len(scans))
+"""
+
+
+def has_stevedore() -> bool:
+    try:
+        import stevedore  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def child_env(root: str) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=os.path.join(root, "pycache"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # load bytecode, as installed packs do
+    for name in ("TOOLREG_PLUGINS", "TOOLREG_DISABLE_PLUGIN_AUTOLOAD", "TOOLREG_CONFIG"):
+        env.pop(name, None)
+    env["TOOLREG_CACHE_DIR"] = os.path.join(root, "toolreg-cache")
+    env["XDG_CACHE_HOME"] = os.path.join(root, "xdg-cache")  # stevedore's cache
+    return env
+
+
+@dataclass(frozen=True)
+class Sample:
+    wall_ns: float
+    cpu_ns: float  # the child's CPU time, all threads: less swayed by a busy machine
+    tools: int
+    scans: int
+    stderr: str
+
+
+def run_child(site: str, root: str, config: str, variant: str) -> Sample:
+    cmd = [sys.executable, "-c", CHILD, site, variant, config, str(PACKS)]
+    out = subprocess.run(cmd, env=child_env(root), capture_output=True, text=True, check=True)
+    wall, cpu, tools, scans = out.stdout.split()[-4:]
+    return Sample(float(wall), float(cpu), int(tools), int(scans), out.stderr)
+
+
+def bench_loading(site: str, root: str, config: str, cfg: Config) -> list[Result]:
+    variants = [v for v in VARIANTS if v != "stevedore" or has_stevedore()]
+    expected = PACKS * TOOLS_PER_PACK
+    for variant in variants:  # warm-up: bytecode, page cache, the discovery caches
+        tools = run_child(site, root, config, variant).tools
+        if tools != expected:
+            raise RuntimeError(f"{variant} registered {tools} tools, not {expected}")
+    samples: dict[str, list[Sample]] = {v: [] for v in variants}
+    for _ in range(cfg.samples):  # interleaved: a noisy moment hits every variant
+        for variant in variants:
+            samples[variant].append(run_child(site, root, config, variant))
+    if any(sample.scans for sample in samples["toolreg"]):
+        raise RuntimeError("toolreg scanned the metadata: its pack cache was not used")
+    wall = {v: statistics.median(s.wall_ns for s in samples[v]) for v in variants}
+    cpu = {v: statistics.median(s.cpu_ns for s in samples[v]) for v in variants}
+
+    def row(case: str, variant: str, target: float | None = None) -> Result:
+        note = (
+            f"CPU {cpu[variant] / 1e6:.1f} ms, {cpu[variant] / cpu['floor']:.2f}x the floor's; "
+            f"medians of {cfg.samples} fresh interpreters"
+        )
+        return Result(case, wall[variant], wall["floor"], target=target, note=note)
+
+    results = [row("floor: import the 50 modules by name", "floor")]
+    results.append(row("pluggy load_setuptools_entrypoints", "pluggy"))
+    if "stevedore" in wall:
+        results.append(row("stevedore ExtensionManager, warm cache", "stevedore"))
+    else:
+        results.append(Result("stevedore ExtensionManager", None, note="skipped: not installed"))
+    toolreg = row(
+        "toolreg load_plugins, warm cache",
+        "toolreg",
+        target=round(wall["pluggy"] / wall["floor"], 2),  # pluggy's ratio, this run
+    )
+    toolreg.note = f"{wall['toolreg'] / wall['pluggy']:.2f}x pluggy's time; " + toolreg.note
+    results.append(toolreg)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer samples: a smoke run")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    parser.add_argument("--profile", action="store_true", help="print toolreg's cProfile")
+    args = parser.parse_args(argv)
+    cfg = QUICK if args.quick else FULL
+    started = time.perf_counter()
+    root = tempfile.mkdtemp(prefix="toolreg-bench-loading-")
+    results: list[Result] = []
+    try:
+        site, config = make_site(root), write_config(root)
+        run_case(results, "loading", lambda: bench_loading(site, root, config, cfg))
+        if args.profile:
+            print(run_child(site, root, config, "toolreg-profile").stderr)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    report(results, args, cfg, started)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

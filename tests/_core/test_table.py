@@ -1,0 +1,171 @@
+"""The table's write path: one tool in place, many swapped in, and batches."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from conftest import schema
+from toolreg import ToolRegistry
+
+
+def ok(args):
+    return "ok"
+
+
+def test_a_batch_is_invisible_until_it_ends_then_whole(reg):
+    with reg.batch():
+        for n in range(3):
+            assert reg.register(f"t{n}", "ts", schema(f"t{n}"), ok) is not None
+        assert reg.get_entry("t0") is None, "no reader sees a batch before it ends"
+        assert "t1" not in reg.get_all_tool_names()
+        generation = reg.generation
+    assert reg.generation == generation + 1, "the whole batch is one write"
+    assert reg.get_all_tool_names() == ["t0", "t1", "t2"]
+    assert reg.dispatch("t2", {}) == "ok"
+    assert [d.action for d in reg.decisions()] == ["registered"] * 3
+
+
+def test_a_batch_that_raises_keeps_nothing(reg):
+    reg.register("kept", "ts", schema("kept"), ok)
+    with pytest.raises(RuntimeError, match="boom"), reg.batch():
+        reg.register("lost", "ts", schema("lost"), ok)
+        raise RuntimeError("boom")
+    assert reg.get_all_tool_names() == ["kept"]
+    with reg.batch():  # the table is usable again
+        reg.register("later", "ts", schema("later"), ok)
+    assert reg.get_all_tool_names() == ["kept", "later"]
+
+
+def test_each_write_of_a_batch_is_judged_against_the_batch_so_far(reg):
+    with reg.batch():
+        assert reg.register("t", "one", schema("t"), ok) is not None
+        # Another toolset taking the staged name needs override, as outside a batch.
+        assert reg.register("t", "two", schema("t"), ok) is None
+        assert reg.register("t", "one", schema("t"), lambda args: "again") is not None
+    assert reg.get_toolset_for_tool("t") == "one"
+    assert reg.dispatch("t", {}) == "again"
+    actions = [d.action for d in reg.decisions()]
+    assert actions == ["rejected", "registered"], "the batch keeps the last write per name"
+
+
+def test_a_removal_inside_a_batch_first_swaps_in_what_came_before(reg):
+    with reg.batch():
+        reg.register("a", "ts", schema("a"), ok)
+        reg.register("b", "ts", schema("b"), ok)
+        assert reg.deregister("a") is True
+        assert reg.get_entry("b") is not None
+        reg.register("c", "ts", schema("c"), ok)
+        assert reg.get_entry("c") is None
+    assert reg.get_all_tool_names() == ["b", "c"]
+
+
+def test_nested_batches_are_one(reg):
+    with reg.batch():
+        reg.register("a", "ts", schema("a"), ok)
+        with reg.batch():
+            reg.register("b", "ts", schema("b"), ok)
+        assert reg.get_entry("b") is None, "the inner block ends inside the outer batch"
+    assert reg.get_all_tool_names() == ["a", "b"]
+
+
+def test_register_many_returns_each_result_in_order(reg):
+    specs = [
+        {"name": "a", "toolset": "ts", "schema": schema("a"), "handler": ok},
+        {"name": "a", "toolset": "other", "schema": schema("a"), "handler": ok},
+        {"name": "b", "toolset": "ts", "schema": schema("b"), "handler": ok, "timeout": 5},
+    ]
+    first, clash, last = reg.register_many(specs)
+    assert first is not None and clash is None and last is not None
+    assert reg.get_options("b").timeout == 5
+    assert reg.get_options("a").timeout is None
+
+
+def test_register_many_of_a_bad_schema_names_the_tool_and_keeps_nothing(reg):
+    specs = [
+        {"name": "good", "toolset": "ts", "schema": schema("good"), "handler": ok},
+        {"name": "bad", "toolset": "ts", "schema": {"parameters": []}, "handler": ok},
+    ]
+    with pytest.raises(ValueError, match="'bad'"):
+        reg.register_many(specs)
+    assert len(reg) == 0
+
+
+def test_another_threads_write_waits_for_the_batch():
+    reg = ToolRegistry()
+    entered, done = threading.Event(), threading.Event()
+
+    def writer():
+        entered.wait()
+        reg.register("outside", "ts", schema("outside"), ok)
+        done.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    with reg.batch():
+        reg.register("inside", "ts", schema("inside"), ok)
+        entered.set()
+        assert not done.wait(0.2), "a write from another thread went in mid-batch"
+    thread.join(10)
+    assert done.is_set()
+    assert reg.get_all_tool_names() == ["inside", "outside"]
+
+
+def test_iterating_readers_never_trip_over_in_place_writes():
+    """Readers that iterate read a snapshot; in-place writes never break them."""
+    reg = ToolRegistry()
+    for n in range(200):
+        reg.register(f"base{n}", "base", schema(f"base{n}"), ok)
+    stop, problems = threading.Event(), []
+
+    def reader():
+        while not stop.is_set():
+            try:
+                names = reg.get_all_tool_names()
+                report = reg.get_available_toolsets()
+                definitions = reg.get_definitions()
+            except Exception as exc:  # noqa: BLE001 - any failure is the finding
+                problems.append(repr(exc))
+                return
+            if not {f"base{n}" for n in range(200)} <= set(names):
+                problems.append("a stable tool went missing")
+            if len(report["base"]["tools"]) != 200 or len(definitions) < 200:
+                problems.append("a stable toolset was seen short")
+
+    threads = [threading.Thread(target=reader) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for n in range(3000):
+        reg.register(f"churn{n % 50}", f"churn{n % 7}", schema(f"churn{n % 50}"), ok)
+        if n % 3 == 0:
+            reg.deregister(f"churn{(n + 25) % 50}")
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert problems == []
+
+
+def test_one_tool_writes_do_not_copy_the_table(reg):
+    """A single register changes the live dict in place: the same dict, one more key."""
+    reg.register("a", "ts", schema("a"), ok)
+    live = reg._table.live
+    reg.register("b", "ts", schema("b"), ok)
+    reg.register("a", "ts", schema("a"), lambda args: "new")
+    reg.deregister("b")
+    assert reg._table.live is live
+    assert reg.dispatch("a", {}) == "new"
+    # A bulk write swaps in a new dict, and get_entry follows it.
+    reg.replace_toolset("ts", [])
+    assert reg._table.live is not live
+    assert reg.get_entry("a") is None
+
+
+def test_a_schema_checked_once_is_not_trusted_for_another_dict_with_its_id(reg):
+    good = schema("t")
+    reg.register("t", "ts", good, ok)
+    bad = {"name": "u", "parameters": {"type": "object", "properties": {"x": 1}}}
+    with pytest.raises(ValueError, match="'u'"):
+        reg.register("u", "ts", bad, ok)
+    with pytest.raises(ValueError, match="names a different tool"):
+        reg.register("v", "ts", good, ok)  # the cached verdict never skips the name check

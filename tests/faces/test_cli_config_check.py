@@ -1,0 +1,149 @@
+"""``toolreg config check``: names that match nothing are errors; ``--json`` shows what applies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pack_cli import EXAMPLES, assert_one_line_error, run, write_config
+
+TYPOS = """
+[plugins]
+enabled = ["toolreg-sqlte", "toolreg-audit"]
+[plugins.entries.toolreg-audit]
+hooks = ["pre_tool_cal", "post_tool_call"]
+[toolsets]
+disabled = ["tiem"]
+"""
+
+SETTINGS = """
+[plugins.entries.toolreg-sandbox]
+allow_tool_override = true
+isolation = "process"
+env = ["SANDBOX_KEY"]
+[plugins.entries.toolreg-audit]
+hooks = ["post_tool_call"]
+settings = { block = ["http_request"] }
+[dispatch]
+validate = false
+[toolsets]
+disabled = ["web"]
+[mcp.servers.docs]
+command = "python3"
+args = ["-m", "docs_server", "--root", "/srv/my docs"]
+env = { DOCS_TOKEN = "s3cret-value" }
+[mcp.servers.remote]
+url = "https://tools.example/mcp"
+headers = { Authorization = "Bearer s3cret-value" }
+"""
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLREG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TOOLREG_PLUGINS", "")
+    monkeypatch.delenv("TOOLREG_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def test_names_that_match_nothing_are_errors_with_the_closest(pack_venv, tmp_path):
+    config = write_config(tmp_path, TYPOS)
+    done = pack_venv.run("config", "check", str(config), TOOLREG_PLUGINS=EXAMPLES)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0] == f"{config}: 3 error(s)"
+    assert done.stderr.splitlines() == [
+        f"toolreg: error: {config}: {message}"
+        for message in (
+            "plugins.enabled: 'toolreg-sqlte' matches nothing known; "
+            "did you mean 'toolreg-sqlite'?",
+            "toolsets.disabled: 'tiem' matches nothing known; did you mean 'time'?",
+            "plugins.entries.toolreg-audit.hooks[0]: 'pre_tool_cal' is not a dispatch hook; "
+            "did you mean 'pre_tool_call'?",
+        )
+    ]
+    # Loading with the same file only warns: the command does its work and exits 0.
+    listed = pack_venv.run("--config", str(config), "list", "--json", TOOLREG_PLUGINS=EXAMPLES)
+    assert listed.returncode == 0
+    assert "'tiem' matches nothing known" in listed.stderr
+    assert "'pre_tool_cal' is not a dispatch hook" in listed.stderr
+
+
+def test_a_good_file_naming_installed_packs_is_ok(pack_venv):
+    demo = Path(__file__).resolve().parents[2] / "example_plugins" / "demo.toml"
+    done = pack_venv.run("config", "check", str(demo), TOOLREG_PLUGINS=EXAMPLES)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines()[0] == f"{demo}: ok"
+    assert "  plugins.entries.toolreg-sandbox: allow_tool_override=true" in done.stdout
+
+
+def test_json_shows_the_effective_settings(pack_venv, tmp_path):
+    config = write_config(tmp_path, SETTINGS)
+    done = pack_venv.run("config", "check", "--json", str(config), TOOLREG_PLUGINS=EXAMPLES)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["source"], report["ok"], report["errors"]) == (str(config), True, [])
+    packs = {pack["id"]: pack for pack in report["plugins"]["packs"]}
+    sandbox, audit = packs["toolreg-sandbox"], packs["toolreg-audit"]
+    assert (sandbox["allow_tool_override"], sandbox["isolation"]) == (True, "process")
+    assert sandbox["env"] == ["SANDBOX_KEY"]
+    assert audit["hooks_allowed"] == ["toolreg_post_tool_call"]
+    assert audit["hooks_withheld"] == ["toolreg_pre_tool_call"]
+    assert "toolreg_post_tool_call" in audit["hooks"] and audit["settings"] == ["block"]
+    assert packs["toolreg-sqlite"]["status"] == "loaded"
+    assert packs["toolreg-exit"]["status"] == "disabled"  # known, though not loaded
+    assert report["dispatch"] == {"validate": False}
+    assert report["toolsets"] == {"enabled": None, "disabled": ["web"], "aliases": {}}
+    docs, remote = report["mcp_servers"]
+    assert docs["argv"] == ["python3", "-m", "docs_server", "--root", "/srv/my docs"]
+    assert docs["executable"] and docs["executable"].endswith("python3")
+    assert docs["env"] == ["DOCS_TOKEN"]
+    assert (remote["url"], remote["headers"]) == ("https://tools.example/mcp", ["Authorization"])
+    assert "s3cret-value" not in done.stdout  # env and header values may be secrets
+
+
+def test_text_says_the_security_relevant_settings_first(capsys, cli_env, tmp_path):
+    text = SETTINGS.replace("[plugins.entries.toolreg-sandbox]", "[plugins.entries.x]")
+    text = text.replace("[plugins.entries.toolreg-audit]", '[plugins.entries."local:y"]')
+    text = text.replace('isolation = "process"\nenv = ["SANDBOX_KEY"]\n', "")
+    config = write_config(tmp_path, text)
+    code, out, err = run(capsys, "config", "check", str(config))
+    assert code == 1  # x and local:y are nowhere to be found
+    lines = out.splitlines()
+    assert lines[1:5] == [
+        "  dispatch.validate = false: tool arguments are NOT checked against schemas",
+        "  toolsets.disabled: web",
+        "  mcp.servers.docs: runs python3 -m docs_server --root '/srv/my docs'",
+        "  mcp.servers.remote: connects to https://tools.example/mcp",
+    ]
+    assert "s3cret-value" not in out + err
+    assert "'x' matches nothing known" in err
+
+
+def test_check_starts_no_mcp_server(capsys, cli_env, tmp_path):
+    marker = tmp_path / "started"
+    server = f"[mcp.servers.probe]\ncommand = 'touch'\nargs = ['{marker}']\n"
+    code, out, err = run(capsys, "config", "check", str(write_config(tmp_path, server)))
+    assert (code, err) == (0, "")
+    assert f"  mcp.servers.probe: runs touch {marker}" in out
+    assert not marker.exists()
+
+
+def test_without_a_file_the_defaults_apply(capsys, cli_env):
+    code, out, _ = run(capsys, "config", "check")
+    assert code == 0
+    assert "No config file found; the defaults apply" in out
+    code, out, _ = run(capsys, "config", "check", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["source"] is None and report["dispatch"] == {"validate": True}
+
+
+@pytest.mark.parametrize("use_option", [False, True])
+def test_a_bad_file_exits_2_with_one_line_and_loads_nothing(capsys, cli_env, tmp_path, use_option):
+    source = str(write_config(tmp_path, '[plugins.entries.x]\nversion = "banana"\n'))
+    argv = ["--config", source, "config", "check"] if use_option else ["config", "check", source]
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert_one_line_error(err, f"{source}: plugins.entries.x.version: expected")

@@ -1,0 +1,61 @@
+"""The typed API: the format names as a Literal, definitions as the SDKs' TypedDicts, Mapping args.
+
+``make typecheck`` (part of ``make test``) runs ``mypy --strict`` on docs/examples and
+the integrations, which pass these definitions straight to the SDKs; these tests
+catch what mypy cannot see: the names drifting from the formats, and an SDK adding
+a key (a TypedDict matches another only when it has every one of its keys).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import typing
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+from anthropic.types import ToolParam
+from google.genai.types import FunctionDeclarationDict
+from openai.types.chat import ChatCompletionToolParam
+from openai.types.responses import FunctionToolParam
+from openai.types.shared_params import FunctionDefinition
+
+import toolreg
+from toolreg import ToolRegistry
+from toolreg._contract.formats import FORMATS
+
+
+def test_definition_format_names_every_format() -> None:
+    assert set(typing.get_args(toolreg.DefinitionFormat)) == set(FORMATS)
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (toolreg.OpenAIToolDefinition, ChatCompletionToolParam),
+        (toolreg.OpenAIFunction, FunctionDefinition),
+        (toolreg.OpenAIResponsesToolDefinition, FunctionToolParam),
+        (toolreg.AnthropicToolDefinition, ToolParam),
+        (toolreg.GeminiFunctionDeclaration, FunctionDeclarationDict),
+    ],
+)
+def test_each_definition_type_has_every_key_of_the_sdks_type(ours: Any, theirs: Any) -> None:
+    assert set(theirs.__annotations__) <= set(typing.get_type_hints(ours)), theirs.__name__
+    assert set(ours.__annotations__) <= set(theirs.__annotations__) | {"async"}
+
+
+def echo(args: dict[str, Any]) -> str:
+    assert type(args) is dict  # handlers always get a dict
+    return str(sorted(args.items()))
+
+
+@pytest.mark.parametrize("validate", [True, False])
+def test_dispatch_takes_any_mapping_and_validates_it(validate: bool) -> None:
+    reg = ToolRegistry()
+    schema = {"parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}
+    reg.register("echo", "t", schema, echo)
+    reg.set_validation(validate)
+    assert reg.dispatch("echo", MappingProxyType({"n": 1})) == "[('n', 1)]"
+    assert asyncio.run(reg.adispatch("echo", MappingProxyType({"n": 2}))) == "[('n', 2)]"
+    if validate:
+        assert toolreg.is_tool_error(reg.dispatch("echo", MappingProxyType({"n": "x"})))
