@@ -7,7 +7,9 @@ import http.server
 import json
 import logging
 import threading
+import uuid
 
+import fastjsonschema
 import pytest
 
 from conftest import REDOS_PATTERN, REDOS_TEXT, counting_thread
@@ -130,6 +132,125 @@ def test_validator_is_compiled_once_per_entry_and_again_after_a_reload(checked, 
     assert checked._dispatcher._plans["files"].check is not first, (
         "a new generation, a new validator"
     )
+
+
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """Every schema fastjsonschema really compiles from now on (a spy: it still compiles)."""
+    seen: list[dict] = []
+    real = fastjsonschema.compile
+
+    def spy(schema: dict, **options: object) -> object:
+        seen.append(schema)
+        return real(schema, **options)
+
+    monkeypatch.setattr(fastjsonschema, "compile", spy)
+    return seen
+
+
+def fresh_params(tag: str) -> dict:
+    """PARAMS under a title no other test uses, so the shared cache has never seen it."""
+    return {**PARAMS, "title": f"{tag} {uuid.uuid4()}"}
+
+
+def test_tools_sharing_a_schema_share_one_compiled_validator(reg, handler, compiles):
+    params = fresh_params("shared")
+    for name in ("one", "two", "three"):
+        # An equal schema in a new dict each time, as a pack or a refresh sends it.
+        reg.register(name, "t", {"parameters": json.loads(json.dumps(params))}, handler)
+    for name in ("one", "two", "three"):
+        message = json.loads(reg.dispatch(name, {"path": 1}))
+        assert message["tool"] == name and f"tool {name!r}" in message["error"], (
+            "the shared validator must not carry the first tool's name"
+        )
+        assert reg.dispatch(name, {"path": "a"}) == "ok"
+    assert len(compiles) == 1
+
+
+def test_registering_the_same_schema_again_compiles_nothing(reg, handler, compiles):
+    params = fresh_params("again")
+    reg.register("files", "fs", {"parameters": params}, handler)
+    assert reg.dispatch("files", {"path": "a"}) == "ok"
+    for _ in range(3):
+        reg.register("files", "fs", {"parameters": dict(params)}, handler)  # a new generation
+        assert "'path'" in json.loads(reg.dispatch("files", {}))["error"]
+    assert len(compiles) == 1
+
+
+def test_a_schema_edited_after_use_is_compiled_again_and_the_original_kept(reg, handler, compiles):
+    params = fresh_params("edited")
+    reg.register("first", "fs", {"parameters": params}, handler)
+    assert reg.dispatch("first", {"path": "a"}) == "ok"
+    params["required"] = ["path", "limit"]  # the caller's own dict, changed in place
+    reg.register("second", "fs", {"parameters": params}, handler)
+    assert "'limit'" in json.loads(reg.dispatch("second", {"path": "a"}))["error"]
+    params["required"] = ["path"]  # back as it was: the first compile, unharmed by the edit
+    reg.register("third", "fs", {"parameters": params}, handler)
+    assert reg.dispatch("third", {"path": "a"}) == "ok"
+    assert len(compiles) == 2
+
+
+def test_key_order_is_part_of_the_key_because_messages_follow_it(reg, handler):
+    forward = {
+        "type": "object",
+        "properties": {"b": {"type": "string"}, "a": {"type": "string"}},
+        "additionalProperties": False,
+        "title": str(uuid.uuid4()),
+    }
+    backward = {**forward, "properties": dict(reversed(forward["properties"].items()))}
+    reg.register("forward", "t", {"parameters": forward}, handler)
+    reg.register("backward", "t", {"parameters": backward}, handler)
+    assert "allowed fields: 'b', 'a'" in json.loads(reg.dispatch("forward", {"c": 1}))["error"]
+    assert "allowed fields: 'a', 'b'" in json.loads(reg.dispatch("backward", {"c": 1}))["error"]
+
+
+def test_the_regex_budget_is_part_of_the_key(monkeypatch):
+    params = fresh_params("budget")
+    first = validation.compiled_schema(params)
+    assert validation.compiled_schema(dict(params)) is first
+    monkeypatch.setattr(validation, "REGEX_SECONDS", 0.25)
+    assert validation.compiled_schema(dict(params)) is not first
+
+
+def test_the_cache_is_bounded():
+    info = validation._cached.cache_info()
+    assert info.maxsize == validation.CACHE_SIZE
+    for n in range(validation.CACHE_SIZE + 5):
+        validation.compiled_schema({"type": "object", "properties": {f"p{n}": {}}, "title": "b"})
+    assert validation._cached.cache_info().currsize == validation.CACHE_SIZE
+
+
+def test_many_threads_registering_and_dispatching_one_schema(reg, handler):
+    params = fresh_params("threads")
+    failures: list[str] = []
+
+    def worker(n: int) -> None:
+        name = f"tool_{n}"
+        reg.register(name, "t", {"parameters": json.loads(json.dumps(params))}, handler)
+        for _ in range(20):
+            if reg.dispatch(name, {"path": "a"}) != "ok":
+                failures.append(f"{name}: a valid call was refused")
+            refused = json.loads(reg.dispatch(name, {"path": "a", "x": 1}))
+            if refused.get("tool") != name:
+                failures.append(f"{name}: {refused}")
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
+def test_a_schema_that_does_not_compile_is_reported_for_each_tool(reg, handler, caplog):
+    weird = {"type": "object", "properties": {"p": {"type": "string", "pattern": "(?<"}}}
+    reg.register("weird_a", "t", {"parameters": weird}, handler)
+    reg.register("weird_b", "t", {"parameters": dict(weird)}, handler)
+    with caplog.at_level(logging.WARNING, logger="toolreg.validation"):
+        assert reg.dispatch("weird_a", {"p": 1}) == "ok"
+        assert reg.dispatch("weird_b", {"p": 1}) == "ok"
+    assert "Tool weird_a: arguments will not be validated" in caplog.text
+    assert "Tool weird_b: arguments will not be validated" in caplog.text
 
 
 def test_schema_the_validator_cannot_compile_does_not_block_calls(reg, handler, caplog):

@@ -40,6 +40,7 @@ from .dispatch_plan import (
     checked,
     dispatch_checked,
     parsed,
+    quick_checker,
 )
 from .table import ToolTable
 from .timeouts import await_with_deadline
@@ -72,7 +73,7 @@ class Dispatcher:
             return None
         options = self._table.get_options(name) or DEFAULT_OPTIONS
         validates = options.validate and self._validation
-        check = compile_checker(entry) if validates else None
+        check = quick_checker(compile_checker(entry)) if validates else None
         plan = Plan(entry, check, validates, options.timeout)
         self._plans[name] = plan
         # A write that swapped the entry while we compiled already dropped the

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from .._contract.entry import ToolEntry
 from .._contract.results import type_name
-from .._contract.validation import Checker, invalid_arguments, parse_json_args
+from .._contract.validation import ArgumentCheck, Checker, invalid_arguments, parse_json_args
 from .async_bridge import run_coroutine
 from .call_outcomes import call_failed, cap, off_contract
 from .timeouts import call_with_deadline
@@ -46,6 +46,24 @@ def checked(plan: Plan, args: Any) -> tuple[Any, str | None]:
             name, f"the arguments must be a JSON object, not {type_name(args)}"
         )
     return args, None
+
+
+def quick_checker(argument_check: ArgumentCheck | None) -> Checker | None:
+    """The tool's checker, asking the simple schema's acceptor first when it has one.
+
+    The acceptor only ever says "certainly valid"; anything else, and every
+    message, is the full validator's.
+    """
+    if argument_check is None:
+        return None
+    accepts, full = argument_check.accepts, argument_check.check
+    if accepts is None:
+        return full
+
+    def check(args: Any) -> str | None:
+        return None if accepts(args) else full(args)
+
+    return check
 
 
 class DispatchHooks(Protocol):
