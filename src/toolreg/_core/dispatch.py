@@ -73,8 +73,9 @@ class Dispatcher:
             return None
         options = self._table.get_options(name) or DEFAULT_OPTIONS
         validates = options.validate and self._validation
-        check = quick_checker(compile_checker(entry)) if validates else None
-        plan = Plan(entry, check, validates, options.timeout)
+        argument_check = compile_checker(entry) if validates else None
+        accepts = argument_check.accepts if argument_check is not None else None
+        plan = Plan(entry, quick_checker(argument_check), validates, options.timeout, accepts)
         self._plans[name] = plan
         # A write that swapped the entry while we compiled already dropped the
         # old plan; drop ours too if it is stale, so it is never served.
@@ -125,7 +126,10 @@ class Dispatcher:
             if plan is None:
                 return unknown(name)
             if not plan.direct or type(args) is not dict:
-                return dispatch_checked(plan, args, kwargs)
+                # A simple schema's acceptor saying yes is all a plain call needs.
+                accepts = plan.accepts
+                if accepts is None or type(args) is not dict or not accepts(args):
+                    return dispatch_checked(plan, args, kwargs)
             entry = plan.entry
             try:
                 result = entry.handler(args, **kwargs) if kwargs else entry.handler(args)

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from .._contract.entry import ToolEntry
 from .._contract.results import type_name
+from .._contract.simple_schemas import Acceptor
 from .._contract.validation import ArgumentCheck, Checker, invalid_arguments, parse_json_args
 from .async_bridge import run_coroutine
 from .call_outcomes import call_failed, cap, off_contract
@@ -79,17 +80,25 @@ class DispatchHooks(Protocol):
 class Plan:
     """What dispatch needs for one entry, worked out once: the checker, the deadline."""
 
-    __slots__ = ("entry", "check", "validates", "timeout", "direct")
+    __slots__ = ("entry", "check", "validates", "timeout", "direct", "accepts")
 
     def __init__(
-        self, entry: ToolEntry, check: Checker | None, validates: bool, timeout: float | None
+        self,
+        entry: ToolEntry,
+        check: Checker | None,
+        validates: bool,
+        timeout: float | None,
+        accepts: Acceptor | None = None,
     ) -> None:
         self.entry = entry
         self.check = check
         self.validates = validates
         self.timeout = timeout
+        plain = timeout is None and not entry.is_async
         #: Nothing to do but call the handler: the hot path.
-        self.direct = check is None and timeout is None and not entry.is_async
+        self.direct = check is None and plain
+        #: A simple schema's acceptor, when a yes from it is all the hot path needs.
+        self.accepts = accepts if plain else None
 
 
 def dispatch_checked(plan: Plan, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
