@@ -17,7 +17,7 @@ DEMO_PACKS = ./example_plugins/toolreg-sqlite ./example_plugins/toolreg-sandbox 
 DEMO_STAMP = $(VENV)/.toolreg-demo-installed
 DEV_STAMP = $(VENV)/.toolreg-dev-installed
 
-.PHONY: demo test typecheck test-scaleout lint install dev clean
+.PHONY: demo test typecheck test-install test-scaleout lint install dev clean
 
 demo: $(DEMO_STAMP)
 	bash scripts/demo.sh $(BIN)
@@ -33,6 +33,11 @@ test: $(DEV_STAMP)
 # .mypy_cache keeps repeat runs to seconds.
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy --strict --follow-imports=silent docs/examples src/toolreg/integrations
+
+# Only the fresh-venv install test (part of `test`; deselect it there with
+# -m "not install"): the wheels, a local wheelhouse, pip --no-index.
+test-install: $(DEV_STAMP)
+	$(BIN)/python -m pytest -m install -rA tests/test_fresh_install.py
 
 # Three stateless replicas behind HAProxy, one killed mid-run (about a minute;
 # needs the haproxy binary, else it skips and says why). CI runs it after `test`.
