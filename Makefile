@@ -17,7 +17,7 @@ DEMO_PACKS = ./example_plugins/toolreg-sqlite ./example_plugins/toolreg-sandbox 
 DEMO_STAMP = $(VENV)/.toolreg-demo-installed
 DEV_STAMP = $(VENV)/.toolreg-dev-installed
 
-.PHONY: demo test typecheck test-install test-scaleout lint install dev clean
+.PHONY: demo test typecheck test-install test-scaleout docs docs-serve lint install dev clean
 
 demo: $(DEMO_STAMP)
 	bash scripts/demo.sh $(BIN)
@@ -44,6 +44,14 @@ test-install: $(DEV_STAMP)
 test-scaleout: $(DEV_STAMP)
 	$(BIN)/python -m pytest -m scaleout -rA tests/_mcp/test_scaleout.py
 
+# The documentation site, from mkdocs.yml, into build/site; any warning fails it.
+# (Material for MkDocs announces its successor on every build; said once is enough.)
+docs: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
 install: $(DEMO_STAMP)
 dev: $(DEV_STAMP)
 
@@ -67,4 +75,4 @@ $(DEV_STAMP): pyproject.toml $(BIN)/pip
 	touch $@
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build/site
