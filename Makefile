@@ -17,7 +17,7 @@ DEMO_PACKS = ./example_plugins/toolreg-sqlite ./example_plugins/toolreg-sandbox 
 DEMO_STAMP = $(VENV)/.toolreg-demo-installed
 DEV_STAMP = $(VENV)/.toolreg-dev-installed
 
-.PHONY: demo test typecheck test-scaleout lint install dev clean
+.PHONY: demo test typecheck test-install test-scaleout docs docs-serve lint install dev clean
 
 demo: $(DEMO_STAMP)
 	bash scripts/demo.sh $(BIN)
@@ -34,10 +34,23 @@ test: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy --strict --follow-imports=silent docs/examples src/toolreg/integrations
 
+# Only the fresh-venv install test (part of `test`; deselect it there with
+# -m "not install"): the wheels, a local wheelhouse, pip --no-index.
+test-install: $(DEV_STAMP)
+	$(BIN)/python -m pytest -m install -rA tests/test_fresh_install.py
+
 # Three stateless replicas behind HAProxy, one killed mid-run (about a minute;
 # needs the haproxy binary, else it skips and says why). CI runs it after `test`.
 test-scaleout: $(DEV_STAMP)
 	$(BIN)/python -m pytest -m scaleout -rA tests/_mcp/test_scaleout.py
+
+# The documentation site, from mkdocs.yml, into build/site; any warning fails it.
+# (Material for MkDocs announces its successor on every build; said once is enough.)
+docs: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 
 install: $(DEMO_STAMP)
 dev: $(DEV_STAMP)
@@ -62,4 +75,4 @@ $(DEV_STAMP): pyproject.toml $(BIN)/pip
 	touch $@
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build/site

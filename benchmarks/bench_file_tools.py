@@ -25,8 +25,8 @@ import tempfile
 
 from harness import FULL, QUICK, Result, print_table, time_calls, time_statements
 
-import builtin_tools.file_tools  # noqa: F401  (registers the file tools)
 import toolreg
+import toolreg.builtin_tools.file_tools  # noqa: F401  (registers the file tools)
 from toolreg import registry
 
 WORDS = ["self", "request", "response", "value", "result", "config"] + [

@@ -65,7 +65,7 @@ HOSTILE: dict[str, tuple[dict[str, str], dict[str, str], list[str]]] = {
             import functools
             import os
 
-            from builtin_tools import terminal_tool
+            from toolreg.builtin_tools import terminal_tool
             from toolreg import registry
 
             how = os.environ.get("LAUNDER", "borrowed")

@@ -1,4 +1,4 @@
-"""The toolreg wheel as pip sees it: name, version source, license, Python range."""
+"""The toolreg wheel as pip sees it: name, version source, license, Python range, contents."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import email
 import zipfile
 
 import toolreg
+from dists import REPO
 
 
 def test_the_wheel_is_toolreg_core_with_one_version_and_a_license(pack_venv):
@@ -20,3 +21,34 @@ def test_the_wheel_is_toolreg_core_with_one_version_and_a_license(pack_venv):
     assert meta["License-Expression"] == "MIT"
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "toolreg/__init__.py" in names
+
+
+def test_the_builtins_ship_inside_toolreg_and_nothing_else_is_top_level(pack_venv):
+    (wheel,) = (pack_venv.root / "wheels").glob("toolreg_core-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    top_level = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top_level == {"toolreg"}
+    shipped = {n.removeprefix("toolreg/builtin_tools/") for n in names}
+    in_repo = {p.name for p in (REPO / "builtin_tools").glob("*.py")}
+    assert in_repo <= shipped, "every file of builtin_tools/ is in toolreg/builtin_tools/"
+    assert len(names) == len(set(names)), "no file twice (the folder and its symlink)"
+
+
+def test_the_installed_builtins_are_found_under_toolreg(pack_venv):
+    found = pack_venv.python_json(
+        """
+        import importlib.util, json
+        import toolreg
+        from toolreg import discover_builtin_tools
+
+        spec = importlib.util.find_spec("toolreg.builtin_tools")
+        print(json.dumps({
+            "inside": spec.origin.startswith(toolreg.__path__[0]),
+            "top_level": importlib.util.find_spec("builtin_tools") is not None,
+            "modules": discover_builtin_tools(),
+        }))
+        """
+    )
+    assert found["inside"] and not found["top_level"]
+    assert "toolreg.builtin_tools.file_tools" in found["modules"]

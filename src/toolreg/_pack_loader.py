@@ -12,6 +12,7 @@ import importlib.util
 import sys
 from types import ModuleType
 
+from ._contract.names import BUILTIN_NAMESPACE
 from ._core.registry import ToolRegistry
 from ._discovery.builtins import discover_builtin_tools
 from ._discovery.entrypoints import PackRecord, find_packs
@@ -23,8 +24,6 @@ from ._policy.config import Config, parse_config
 from ._policy.config import plugin_id as canonical_id
 
 __all__ = ["PackLoader", "resolve_pack"]
-
-_BUILTINS = "builtin_tools"
 
 
 def resolve_pack(target: str) -> PackRecord:
@@ -158,8 +157,8 @@ class PackLoader:
         with registry_as_singleton(self.registry):
             # Imported modules are not executed again, so drop them (not the
             # package) and let discovery import them into this registry.
-            self._modules.remember(_BUILTINS + ".")
-            for name in [n for n in sys.modules if n.startswith(_BUILTINS + ".")]:
+            self._modules.remember(BUILTIN_NAMESPACE + ".")
+            for name in [n for n in sys.modules if n.startswith(BUILTIN_NAMESPACE + ".")]:
                 del sys.modules[name]
             return discover_builtin_tools()
 

@@ -18,6 +18,7 @@ import pluggy
 PROJECT_NAME = "toolreg"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+#: Marks a pack's hook implementations: ``@toolreg.hookimpl def toolreg_pre_tool_call(...)``.
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 #: The hooks that run around every dispatch (the others run once, at load).

@@ -72,7 +72,7 @@ def builtin_handler(args: dict) -> str:
 
 # Ownership is read off the code: this makes the handler look like it was
 # defined in the built-in tools package, as the real built-ins are.
-builtin_handler.__module__ = "builtin_tools.fake"
+builtin_handler.__module__ = "toolreg.builtin_tools.fake"
 
 
 @pytest.fixture
@@ -197,7 +197,7 @@ def test_wraps_is_seen_through_by_source_file(with_builtin, pack):
     reg = with_builtin
     reg.register_plugin_override_policy("acme_pack", False, plugin_id="toolreg-acme")
     wrapped = pack.make_wrapped(builtin_handler)
-    assert wrapped.__module__ == "builtin_tools.fake"
+    assert wrapped.__module__ == "toolreg.builtin_tools.fake"
     with pytest.raises(PermissionError):
         reg.register("terminal", "pack", {}, wrapped, override=True)
 
@@ -441,7 +441,7 @@ def test_a_pack_whose_code_ran_before_it_could_be_found_is_found_at_the_next_bin
     assert reg.get_owner("found") == "toolreg-hidden"
 
 
-@pytest.mark.parametrize("module", [5, None, "builtin_tools.fake"])
+@pytest.mark.parametrize("module", [5, None, "toolreg.builtin_tools.fake"])
 def test_a_plain_functions_module_is_only_a_hint(reg, pack, module):
     # Plain functions take a shortcut through the unwrapping; what they claim
     # as __module__ (even a non-string) changes nothing about whose file it is.
@@ -455,4 +455,5 @@ def test_a_plain_functions_module_is_only_a_hint(reg, pack, module):
 
     host_handler.__module__ = module
     reg.register("host_tool", "t", {}, host_handler)
-    assert reg.get_owner("host_tool") == ("builtin" if module == "builtin_tools.fake" else "host")
+    builtin = module == "toolreg.builtin_tools.fake"
+    assert reg.get_owner("host_tool") == ("builtin" if builtin else "host")

@@ -241,20 +241,18 @@ def test_missing_dir_returns_empty(tmp_path: Path) -> None:
     assert discover_builtin_tools(tmp_path / "nope") == []
 
 
-def test_default_dir_imports_builtin_tools(monkeypatch: pytest.MonkeyPatch) -> None:
-    if importlib.util.find_spec("builtin_tools") is None:
-        # A dev checkout may not put the repo root on sys.path under pytest.
-        monkeypatch.syspath_prepend(str(REPO_ROOT))
-    spec = importlib.util.find_spec("builtin_tools")
+def test_default_dir_imports_builtin_tools() -> None:
+    spec = importlib.util.find_spec("toolreg.builtin_tools")
     assert spec is not None and spec.submodule_search_locations
     default_dir = Path(list(spec.submodule_search_locations)[0])
+    # In a checkout the package is the repository's builtin_tools/ folder.
+    assert default_dir.resolve() == REPO_ROOT / "builtin_tools"
     tool_files = [
         p
         for p in sorted(default_dir.glob("*.py"))
         if p.name not in _discovery._SKIP and _discovery._file_registers_tools(str(p))
     ]
-    if not tool_files:
-        pytest.skip("builtin_tools/ has no tool modules yet")
+    assert tool_files
 
     tools_before = set(registry.get_all_tool_names())
     modules_before = set(sys.modules)
@@ -265,12 +263,29 @@ def test_default_dir_imports_builtin_tools(monkeypatch: pytest.MonkeyPatch) -> N
         for tool in set(registry.get_all_tool_names()) - tools_before:
             registry.deregister(tool)
         for module in set(sys.modules) - modules_before:
-            if module.startswith("builtin_tools"):
+            if module.startswith("toolreg.builtin_tools."):
                 del sys.modules[module]
 
-    assert names
-    assert all(n.startswith("builtin_tools.") for n in names)
-    assert names == sorted(names)
+    assert names == [f"toolreg.builtin_tools.{p.stem}" for p in tool_files]
+
+
+def test_the_builtins_folder_named_explicitly_keeps_their_one_module_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLREG_CACHE_DIR", str(tmp_path / "cache"))
+    tools_before = set(registry.get_all_tool_names())
+    modules_before = set(sys.modules)
+    try:
+        names = discover_builtin_tools(REPO_ROOT / "builtin_tools")
+        new_modules = set(sys.modules) - modules_before
+    finally:
+        for tool in set(registry.get_all_tool_names()) - tools_before:
+            registry.deregister(tool)
+        for module in set(sys.modules) - modules_before:
+            del sys.modules[module]
+    assert names and all(n.startswith("toolreg.builtin_tools.") for n in names)
+    # Not a second copy under a synthetic package, which would register them twice.
+    assert not [m for m in new_modules if m.startswith("toolreg_ext_")]
 
 
 DETECTED = {

@@ -12,15 +12,6 @@ from typing import Any
 
 import pytest
 
-from builtin_tools import _file_ops, _file_search, file_tools
-from builtin_tools._file_ops import (
-    MAX_READ_CHARS,
-    edit_file,
-    list_directory,
-    read_file,
-    write_file,
-)
-from builtin_tools._file_search import search_files
 from conftest import (
     REDOS_PATTERN,
     REDOS_TEXT,
@@ -31,6 +22,15 @@ from conftest import (
     ok,
 )
 from toolreg import discover_builtin_tools, get_discovery_failures
+from toolreg.builtin_tools import _file_ops, _file_search, file_tools
+from toolreg.builtin_tools._file_ops import (
+    MAX_READ_CHARS,
+    edit_file,
+    list_directory,
+    read_file,
+    write_file,
+)
+from toolreg.builtin_tools._file_search import search_files
 
 # --- read / write -------------------------------------------------------------------------
 
@@ -453,12 +453,12 @@ def test_discovery_imports_tool_modules_and_skips_helpers(
     package_dir = Path(file_tools.__file__).parent
     modules = discover_builtin_tools(package_dir)
     assert modules == [
-        "builtin_tools.file_tools",
-        "builtin_tools.terminal_tool",
-        "builtin_tools.time_tool",
-        "builtin_tools.web_tools",
+        "toolreg.builtin_tools.file_tools",
+        "toolreg.builtin_tools.terminal_tool",
+        "toolreg.builtin_tools.time_tool",
+        "toolreg.builtin_tools.web_tools",
     ]
-    assert not [m for m in get_discovery_failures() if m.startswith("builtin_tools.")]
+    assert not [m for m in get_discovery_failures() if m.startswith("toolreg.builtin_tools.")]
 
 
 def test_dispatch_through_registry(workspace: Path) -> None:

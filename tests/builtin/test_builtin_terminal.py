@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from builtin_tools import terminal_tool
-from builtin_tools.terminal_tool import MAX_STREAM_BYTES, terminal
 from conftest import builtin_registry, registered_strictly
+from toolreg.builtin_tools import terminal_tool
+from toolreg.builtin_tools.terminal_tool import MAX_STREAM_BYTES, terminal
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="commands use POSIX sh syntax")
 

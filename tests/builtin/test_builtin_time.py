@@ -9,9 +9,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pytest
 
-from builtin_tools import time_tool
-from builtin_tools.time_tool import current_time
 from conftest import builtin_registry, ok, registered_strictly
+from toolreg.builtin_tools import time_tool
+from toolreg.builtin_tools.time_tool import current_time
 
 
 def _has_zone(name: str) -> bool:

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from builtin_tools import web_tools
-from builtin_tools.web_tools import http_request
 from conftest import builtin_registry, ok, registered_strictly
+from toolreg.builtin_tools import web_tools
+from toolreg.builtin_tools.web_tools import http_request
 
 BIG = b"0123456789" * 500  # 5000 bytes
 

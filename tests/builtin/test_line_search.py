@@ -7,7 +7,7 @@ import itertools
 import pytest
 import regex
 
-from builtin_tools._line_search import LineMatcher
+from toolreg.builtin_tools._line_search import LineMatcher
 
 PATTERNS = [
     "a",

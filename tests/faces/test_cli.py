@@ -316,7 +316,7 @@ def test_import_failure_warns_on_stderr_and_keeps_stdout_json(capsys, monkeypatc
     import toolreg.cli._commands as commands
     import toolreg.cli._doctor as doctor
 
-    failures = {"builtin_tools.broken": "ImportError: no module named 'nothere'"}
+    failures = {"toolreg.builtin_tools.broken": "ImportError: no module named 'nothere'"}
     monkeypatch.setattr(commands, "get_discovery_failures", lambda: failures)
     monkeypatch.setattr(doctor, "get_discovery_failures", lambda: failures)
     code, out, err = run(capsys, "list", "--json")
@@ -327,7 +327,10 @@ def test_import_failure_warns_on_stderr_and_keeps_stdout_json(capsys, monkeypatc
     code, out, _ = run(capsys, "doctor", "--json")
     assert code == 0
     assert json.loads(out)["import_failures"] == [
-        {"module": "builtin_tools.broken", "error": "ImportError: no module named 'nothere'"}
+        {
+            "module": "toolreg.builtin_tools.broken",
+            "error": "ImportError: no module named 'nothere'",
+        }
     ]
 
 

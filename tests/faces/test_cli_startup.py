@@ -66,7 +66,7 @@ def unwanted(loaded: set[str], names: tuple[str, ...]) -> set[str]:
 
 def test_list_loads_no_config_reader_pluggy_validator_or_network_stack(tmp_path):
     loaded = loaded_by(tmp_path, "list", "--json")
-    assert {"builtin_tools.web_tools", "builtin_tools.terminal_tool"} <= loaded
+    assert {"toolreg.builtin_tools.web_tools", "toolreg.builtin_tools.terminal_tool"} <= loaded
     assert not unwanted(loaded, NOT_FOR_LISTING)
 
 

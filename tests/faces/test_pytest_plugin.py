@@ -198,16 +198,16 @@ def test_loader_puts_modules_back(
     monkeypatch.delenv("TOOLREG_DISABLE_PLUGIN_AUTOLOAD")
     monkeypatch.setattr(toolreg, "registry", ToolRegistry())  # where the test's import goes
     mine = make_package("plain_pack", PLAIN)
-    from builtin_tools import time_tool
+    from toolreg.builtin_tools import time_tool
 
     loader = PackLoader(ToolRegistry())
     assert loader("plain_pack", builtins=True)["plain-pack"].status == "loaded"
     assert sys.modules["plain_pack"] is not mine  # the loader imported it afresh
-    assert sys.modules["builtin_tools.time_tool"] is not time_tool
+    assert sys.modules["toolreg.builtin_tools.time_tool"] is not time_tool
     loader.close()
     assert sys.modules["plain_pack"] is mine
-    assert sys.modules["builtin_tools.time_tool"] is time_tool
-    assert sys.modules["builtin_tools"].time_tool is time_tool
+    assert sys.modules["toolreg.builtin_tools.time_tool"] is time_tool
+    assert sys.modules["toolreg.builtin_tools"].time_tool is time_tool
     assert len(loader.registry) > 0 and "plain_echo" not in loader.registry  # unloaded
 
 

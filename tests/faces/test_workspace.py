@@ -281,11 +281,11 @@ def pack_write(path: str, text: str) -> str:
 
 
 def test_the_public_module_is_what_the_builtins_use() -> None:
-    import builtin_tools._common
-    import builtin_tools._file_ops
+    import toolreg.builtin_tools._common
+    import toolreg.builtin_tools._file_ops
 
-    assert builtin_tools._common.WorkspaceError is workspace_module.WorkspaceError
-    assert builtin_tools._file_ops.open_regular_file is workspace_module.open_regular_file
+    assert toolreg.builtin_tools._common.WorkspaceError is workspace_module.WorkspaceError
+    assert toolreg.builtin_tools._file_ops.open_regular_file is workspace_module.open_regular_file
     assert all(hasattr(workspace_module, name) for name in workspace_module.__all__)
 
 

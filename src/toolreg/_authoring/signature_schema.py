@@ -25,6 +25,7 @@ from typing import Any, get_args
 
 import docstring_parser
 
+from .._contract.names import BUILTIN_NAMESPACE
 from .._contract.tool_context import ToolContext
 from .schema_metadata import apply_metadata
 from .tool_args import Convert, Converters
@@ -214,9 +215,14 @@ def _type_hints(func: Any, tool: str) -> dict[str, Any]:
 def _caller_locals() -> dict[str, Any]:
     """Locals of the innermost frame outside toolreg: the scope that decorated."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("toolreg."):
+    while frame is not None and _is_toolreg_machinery(frame.f_globals.get("__name__", "")):
         frame = frame.f_back  # type: ignore[assignment]
     return dict(frame.f_locals) if frame is not None else {}
+
+
+def _is_toolreg_machinery(module: str) -> bool:
+    # The built-ins live inside the package but decorate like any tool author.
+    return module.startswith("toolreg.") and not module.startswith(BUILTIN_NAMESPACE + ".")
 
 
 def _parse_doc(text: str) -> docstring_parser.Docstring:

@@ -7,6 +7,8 @@
 - Toolsets starting with ``mcp-`` belong to MCP servers: ``mcp-<server>``.
 - A tool ``read.file`` of server ``docs`` is ``mcp__docs__read_file``: each part
   cut down to ``[A-Za-z0-9_]``, which every provider accepts.
+- The built-in tools are the modules under ``toolreg.builtin_tools``, in a
+  checkout as in the wheel.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 #: The longest tool name every provider takes (OpenAI, Anthropic, Gemini).
 MAX_PROVIDER_TOOL_NAME = 64
 MCP_PREFIX = "mcp-"
+BUILTIN_NAMESPACE = "toolreg.builtin_tools"
 
 
 def check_tool_name(name: Any) -> None:

@@ -27,11 +27,12 @@ from dataclasses import dataclass, field
 from types import FrameType, FunctionType
 from typing import Any
 
+from .._contract.names import BUILTIN_NAMESPACE
 from .real_paths import RealPaths
 
-#: Namespaces no plugin may be bound to: toolreg itself and the built-ins.
+#: Namespaces no plugin may be bound to: toolreg itself (built-ins included), and
+#: the built-ins' folder name, which a checkout's root on sys.path makes importable.
 RESERVED_NAMESPACES = frozenset({"toolreg", "builtin_tools"})
-BUILTIN_NAMESPACE = "builtin_tools"
 
 #: Owner labels toolreg gives out itself; no pack can be named so (see reserved_label).
 BUILTIN_LABEL = "builtin"

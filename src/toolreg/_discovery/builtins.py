@@ -24,6 +24,7 @@ import threading
 import types
 from typing import TYPE_CHECKING
 
+from toolreg._contract.names import BUILTIN_NAMESPACE
 from toolreg._core.registry import registry
 from toolreg._discovery import scan_cache as _scan_cache
 
@@ -35,7 +36,7 @@ _log = logging.getLogger("toolreg.discovery")
 
 #: Files in a tools dir that are infrastructure, never tool modules.
 _SKIP = frozenset({"__init__.py", "registry.py", "mcp_tool.py"})
-_DEFAULT_PACKAGE = "builtin_tools"
+_DEFAULT_PACKAGE = BUILTIN_NAMESPACE
 
 # Module name -> "ExcType: message" for the latest failed import of that module.
 _failures: dict[str, str] = {}
@@ -52,7 +53,7 @@ def get_discovery_failures() -> dict[str, str]:
 def discover_builtin_tools(tools_dir: Path | str | None = None) -> list[str]:
     """Import every tool module in ``tools_dir`` and return their names, in file-name order.
 
-    ``tools_dir`` defaults to the installed ``builtin_tools`` package. Modules that
+    ``tools_dir`` defaults to the ``toolreg.builtin_tools`` package. Modules that
     fail to import are logged, recorded in :func:`get_discovery_failures` and
     skipped. Already-imported modules are not executed again but are listed.
     """
@@ -64,7 +65,9 @@ def discover_builtin_tools(tools_dir: Path | str | None = None) -> list[str]:
             package: str | None = _DEFAULT_PACKAGE
         else:
             directory = os.path.realpath(os.fspath(tools_dir))
-            package = None
+            # The built-ins' own folder, named explicitly, keeps their one module
+            # name: a second name would import and register every built-in twice.
+            package = _DEFAULT_PACKAGE if _is_builtin_dir(directory) else None
 
         files: list[tuple[str, os.stat_result]] = []
         has_init = False
@@ -143,8 +146,17 @@ def _import_tool_modules(
     return imported, attempted
 
 
+def _is_builtin_dir(directory: str) -> bool:
+    try:
+        spec = importlib.util.find_spec(_DEFAULT_PACKAGE)
+    except (ImportError, ValueError):
+        return False
+    locations = (spec.submodule_search_locations or []) if spec else []
+    return any(os.path.realpath(loc) == directory for loc in locations)
+
+
 def _default_tools_dir() -> str | None:
-    """The directory of the ``builtin_tools`` package.
+    """The directory of the ``toolreg.builtin_tools`` package.
 
     Importing the package itself costs nothing extra: importing any of its
     tool modules imports it anyway, and its ``__path__`` saves a second path

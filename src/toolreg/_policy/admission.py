@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 PLUGINS_ENV = "TOOLREG_PLUGINS"
 DISABLE_AUTOLOAD_ENV = "TOOLREG_DISABLE_PLUGIN_AUTOLOAD"
 
-#: Module namespaces no pack may claim.
+#: Module namespaces no pack may claim (``builtin_tools`` is the built-ins' folder in
+#: a checkout, importable wherever the checkout's root is on sys.path).
 RESERVED_PACK_NAMESPACES = frozenset({"toolreg", "builtin_tools", "toolreg_local"})
 
 

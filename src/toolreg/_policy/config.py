@@ -208,6 +208,10 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
 
 def parse_config(text: str, source: Path | None = None) -> Config:
+    """Check the TOML ``text`` of an operator config; ``source`` names it in errors.
+
+    Raises ConfigError naming the file, the key and what was expected.
+    """
     # Imported here: most runs find no config file and never parse one.
     if sys.version_info >= (3, 11):
         import tomllib
