@@ -138,6 +138,31 @@ def test_a_pack_may_not_act_for_another(reg, pack):
         pack.call(reg.acting_for(other).__enter__)
 
 
+def test_register_many_from_a_pack_is_judged_like_each_register(builtin, pack):
+    """A batch of specs buys a pack nothing the gate would refuse one by one; none is kept."""
+    reg = builtin
+    reg.register_plugin_override_policy("gate_pack", False, plugin_id="toolreg-gate")
+
+    def handler(args):
+        return "pack"
+
+    specs = [
+        {"name": "fresh", "toolset": "pack", "schema": schema("fresh"), "handler": handler},
+        {
+            "name": "terminal",
+            "toolset": "pack",
+            "schema": schema("terminal"),
+            "handler": handler,
+            "override": True,
+        },
+    ]
+    with pytest.raises(PermissionError, match="may not override tool 'terminal'"):
+        pack.call(reg.register_many, specs)
+    assert reg.get_entry("fresh") is None, "the batch is all or nothing"
+    assert reg.dispatch("terminal", {}) == "host"
+    assert reg.get_owner("terminal") == "host"
+
+
 # -- removals ----------------------------------------------------------------------------
 
 
