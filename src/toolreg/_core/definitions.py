@@ -136,6 +136,10 @@ class Definitions:
         self._layouts: dict[tuple[frozenset[str] | None, FormatKey], Layout] = {}
         # Names written since the layouts were last patched.
         self._changed: set[str] = set()
+        # The table's generation when ``_changed`` was last brought up to date:
+        # a patch is good for that generation, not for a later write whose
+        # names have not come in yet.
+        self._known_generation = table.generation
         self._lock = threading.Lock()
 
     def forget(self, names: Iterable[str]) -> None:
@@ -151,6 +155,7 @@ class Definitions:
                     cache.pop(name, None)
             self._memo.clear()  # every memo is of an older generation now
             self._changed.update(names)
+            self._known_generation = self._table.generation  # under the writer lock
             if len(self._changed) > _PATCH_LIMIT:
                 # Past this, walking the table beats patching, and the set stays small.
                 self._changed.clear()
@@ -160,13 +165,15 @@ class Definitions:
         """Bring the kept layouts up to the table for what changed since; caller holds the lock.
 
         A write whose ``forget`` has not run yet may already be in the table
-        read here: its names come in with that ``forget``, and the next read
-        patches again (patching the same change twice is harmless).
+        read here, but not in ``_changed``: the patched layouts are marked with
+        the generation ``_changed`` knows, so a reader at a later generation
+        walks the table instead of serving a half-patched list. Patching the
+        same change twice, when that write's names come in, is harmless.
         """
         if not self._changed:
             return
         changed, self._changed = self._changed, set()
-        generation, tools = self._table.generation, self._table.tools
+        generation, tools = self._known_generation, self._table.tools
         for key, layout in list(self._layouts.items()):
             patched = layout.patched(tools, generation, changed, self._built[key[1]])
             if patched is None:  # names came or went: the next call walks the table
