@@ -27,7 +27,7 @@ NOT_WITHOUT_PACKS = (
     "subprocess",
     "mcp",
     "toolreg._mcp.manager",
-    "toolreg._mcp.http_guard",
+    "toolreg._mcp_serve.http_guard",
     # what only a pack or a configured plugin folder needs
     "toolreg._policy.admission",
     "toolreg._loaders.import_guard",

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from .._contract.results import describe_exception
 from .._core.decisions import Decision
-from .._core.registry import ToolRegistry
 from .._discovery.entrypoints import find_packs
 from .._policy.config import Config
 from .._policy.unknown_names import (
@@ -33,6 +32,7 @@ from .._policy.unknown_names import (
     unknown_names,
     warn,
 )
+from .._registry.registry import ToolRegistry
 from .report import PluginOutcome, PluginReport
 
 if TYPE_CHECKING:

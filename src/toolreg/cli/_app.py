@@ -23,7 +23,7 @@ from ._help import more_help
 from ._logs import cli_logging
 from ._version import VersionAction
 
-# The definition formats of registry.get_definitions (toolreg._contract.formats.FORMATS).
+# The definition formats of registry.get_definitions (toolreg._schemas.formats.FORMATS).
 FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp")
 
 _EPILOG = f"""\
