@@ -28,11 +28,30 @@ NOT_WITHOUT_PACKS = (
     "mcp",
     "toolreg._mcp.manager",
     "toolreg._mcp_serve.http_guard",
+    # what only a pack or a configured plugin folder needs
+    "toolreg._policy.admission",
+    "toolreg._loaders.import_guard",
+    "toolreg._loaders.pack_modules",
+    "toolreg._discovery.local_plugins",
+)
+#: The other commands' modules: a command imports its own alone.
+OTHER_COMMANDS = tuple(
+    f"toolreg.cli.{m}"
+    for m in (
+        "_serve",
+        "_doctor",
+        "_plugin_commands",
+        "_config_check",
+        "_pip_commands",
+        "_completion",
+        "_scaffold",
+    )
 )
 #: Listing reads no arguments (no validator), runs no search, asks no time zone and
 #: opens no file by path (config discovery probes with os.path).
 NOT_FOR_LISTING = (
     *NOT_WITHOUT_PACKS,
+    *OTHER_COMMANDS,
     *("fastjsonschema", "regex", "zoneinfo", "uuid", "decimal", "pathlib", "urllib.parse"),
 )
 
@@ -73,4 +92,4 @@ def test_list_loads_no_config_reader_pluggy_validator_or_network_stack(tmp_path)
 def test_a_call_loads_what_its_tool_uses(tmp_path):
     loaded = loaded_by(tmp_path, "call", "current_time", '{"timezone": "Europe/Paris"}')
     assert {"zoneinfo", "fastjsonschema"} <= loaded  # its time zone, its arguments checked
-    assert not unwanted(loaded, NOT_WITHOUT_PACKS)
+    assert not unwanted(loaded, (*NOT_WITHOUT_PACKS, *OTHER_COMMANDS))
