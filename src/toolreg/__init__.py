@@ -25,6 +25,13 @@ if TYPE_CHECKING:
         OpenAIToolDefinition,
     )
     from ._contract.entry import ToolEntry, ToolOptions
+    from ._contract.result_message_types import (
+        AnthropicToolResult,
+        GeminiFunctionResponsePart,
+        McpToolResult,
+        OpenAIFunctionCallOutput,
+        OpenAIToolMessage,
+    )
     from ._contract.result_messages import tool_result_message
     from ._contract.results import is_tool_error, tool_error, tool_result
     from ._contract.tool_context import ToolContext, current_context
@@ -52,18 +59,23 @@ del TYPE_CHECKING
 #: Where each public name is defined, relative to this package.
 _SOURCES = {
     "AnthropicToolDefinition": "._contract.definition_types",
+    "AnthropicToolResult": "._contract.result_message_types",
     "Config": "._policy.config",
     "ConfigError": "._policy.config",
     "Decision": "._core.decisions",
     "DefinitionFormat": "._contract.definition_types",
     "DispatchHooks": "._core.dispatch",
     "GeminiFunctionDeclaration": "._contract.definition_types",
+    "GeminiFunctionResponsePart": "._contract.result_message_types",
     "HookFailure": "._loaders.hook_runner",
     "McpManager": "._mcp.manager",
     "McpToolDefinition": "._contract.definition_types",
+    "McpToolResult": "._contract.result_message_types",
     "OpenAIFunction": "._contract.definition_types",
+    "OpenAIFunctionCallOutput": "._contract.result_message_types",
     "OpenAIResponsesToolDefinition": "._contract.definition_types",
     "OpenAIToolDefinition": "._contract.definition_types",
+    "OpenAIToolMessage": "._contract.result_message_types",
     "PluginHost": "._loaders.plugins",
     "PluginOutcome": "._loaders.report",
     "PluginPolicy": "._core.ownership",
@@ -106,18 +118,23 @@ _NEEDS_MCP = frozenset({"McpManager", "ReconnectPolicy"})
 
 __all__ = [
     "AnthropicToolDefinition",
+    "AnthropicToolResult",
     "Config",
     "ConfigError",
     "Decision",
     "DefinitionFormat",
     "DispatchHooks",
     "GeminiFunctionDeclaration",
+    "GeminiFunctionResponsePart",
     "HookFailure",
     "McpManager",
     "McpToolDefinition",
+    "McpToolResult",
     "OpenAIFunction",
+    "OpenAIFunctionCallOutput",
     "OpenAIResponsesToolDefinition",
     "OpenAIToolDefinition",
+    "OpenAIToolMessage",
     "PluginHost",
     "PluginOutcome",
     "PluginPolicy",
