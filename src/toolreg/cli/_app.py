@@ -12,9 +12,10 @@ from toolreg import stop_mcp
 
 from ._commands import cmd_call, cmd_list, cmd_show, load
 from ._completion import SHELLS, cmd_completion
+from ._docs import add_docs_parser, cmd_docs
 from ._doctor import cmd_doctor
 from ._errors import EXIT_FAILURE, CliError
-from ._help import more_help
+from ._help import Epilog, HelpFormatter
 from ._logs import cli_logging
 from ._pip_commands import add_pip_parsers, cmd_install, cmd_uninstall
 from ._plugin_commands import cmd_plugins
@@ -24,11 +25,13 @@ from ._version import VersionAction
 # The definition formats of registry.get_definitions (toolreg._contract.formats.FORMATS).
 FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp")
 
-_EPILOG = f"""\
+_EPILOG = Epilog(
+    """\
 exit codes: 0 success; 1 unknown tool or toolset, a tool_error result, or an
 internal error; 2 bad usage, bad JSON arguments or a bad config file.
-{more_help("cli")}
-"""
+""",
+    "cli",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="toolreg",
         description="Inspect and call the tools an LLM agent gets from toolreg.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         parents=[verbose],
     )
     parser.add_argument("-V", "--version", action=VersionAction)
@@ -111,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_serve_parser(sub, verbose)
     add_pip_parsers(sub, verbose)
+    add_docs_parser(sub, verbose)
 
     p = sub.add_parser(
         "completion",
@@ -171,6 +175,8 @@ def _run(args: argparse.Namespace) -> int:
         return cmd_serve(args)  # loads the tools itself, with stdout guarded for stdio
     if args.command in ("install", "uninstall"):
         return cmd_install(args) if args.command == "install" else cmd_uninstall(args)
+    if args.command == "docs":
+        return cmd_docs(args)  # prints a shipped page; loads no tools
     if args.command == "completion":
         return cmd_completion(args, build_parser())  # writes the script; loads no tools
     if args.command == "new":
