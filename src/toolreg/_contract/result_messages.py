@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal, overload
 
-from .definition_types import DefinitionFormat
+from .names import DefinitionFormat
 from .result_blocks import Block, Media, Resource, Text, read_blocks
 from .result_message_types import (
     AnthropicToolResult,

@@ -1,0 +1,106 @@
+"""Static types of the definition formats: each definition's shape (the names are in
+``_contract/names.py``, ``DefinitionFormat``, shared with ``tool_result_message``).
+
+Each TypedDict has the keys, types and required-ness of the provider SDK's
+own parameter type, so a type checker accepts toolreg's definitions where the
+SDK asks for its type (a TypedDict is matched by structure, not by name):
+
+- ``OpenAIToolDefinition``: openai's ``ChatCompletionToolParam``
+- ``OpenAIResponsesToolDefinition``: openai's ``responses.FunctionToolParam``
+- ``AnthropicToolDefinition``: anthropic's ``ToolParam``
+- ``GeminiFunctionDeclaration``: google-genai's ``FunctionDeclarationDict``
+- ``McpToolDefinition``: MCP's ``Tool`` (name, description, inputSchema)
+
+The SDKs are never imported. Schema-valued fields are ``Any``: the SDKs type
+them differently (``Dict[str, object]``, unions of their own TypedDicts), and
+``Any`` is the one type that matches each of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+
+class _OpenAIFunctionRequired(TypedDict):
+    name: str
+
+
+class OpenAIFunction(_OpenAIFunctionRequired, total=False):
+    """The ``function`` of an ``openai`` definition (openai's ``FunctionDefinition``)."""
+
+    description: str
+    parameters: Any
+    strict: bool | None
+
+
+class OpenAIToolDefinition(TypedDict):
+    """An ``openai`` definition (Chat Completions ``tools[]``)."""
+
+    type: Literal["function"]
+    function: OpenAIFunction
+
+
+# "async" is a keyword: only the functional syntax can declare it.
+_OpenAIResponsesReserved = TypedDict("_OpenAIResponsesReserved", {"async": Any}, total=False)
+
+
+class _OpenAIResponsesRequired(_OpenAIResponsesReserved):
+    type: Literal["function"]
+    name: str
+    parameters: Any
+    strict: bool | None
+
+
+class OpenAIResponsesToolDefinition(_OpenAIResponsesRequired, total=False):
+    """An ``openai-responses`` definition (Responses API ``tools[]``).
+
+    The keys toolreg never sets are declared too: a TypedDict matches another
+    only when it has all of the other's keys.
+    """
+
+    description: str | None
+    allowed_callers: Any
+    defer_loading: bool
+    output_schema: Any
+
+
+class _AnthropicRequired(TypedDict):
+    name: str
+    input_schema: Any
+
+
+class AnthropicToolDefinition(_AnthropicRequired, total=False):
+    """An ``anthropic`` definition (Messages API ``tools[]``)."""
+
+    description: str
+    allowed_callers: Any
+    cache_control: Any
+    defer_loading: bool
+    eager_input_streaming: bool | None
+    input_examples: Any
+    strict: bool
+    type: Literal["custom"] | None
+
+
+class GeminiFunctionDeclaration(TypedDict, total=False):
+    """A ``gemini`` or ``gemini-json-schema`` definition (``function_declarations[]``).
+
+    ``parameters`` (``gemini``) or ``parameters_json_schema`` (``gemini-json-schema``)
+    is left out for a tool without parameters.
+    """
+
+    name: str | None
+    description: str | None
+    parameters: Any
+    parameters_json_schema: Any
+    behavior: Any
+    response: Any
+    response_json_schema: Any
+
+
+class McpToolDefinition(TypedDict):
+    """An ``mcp`` definition (a ``tools/list`` entry)."""
+
+    name: str
+    description: str
+    inputSchema: Any
