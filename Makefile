@@ -42,7 +42,7 @@ test-install: $(DEV_STAMP)
 # Three stateless replicas behind HAProxy, one killed mid-run (about a minute;
 # needs the haproxy binary, else it skips and says why). CI runs it after `test`.
 test-scaleout: $(DEV_STAMP)
-	$(BIN)/python -m pytest -m scaleout -rA tests/_mcp/test_scaleout.py
+	$(BIN)/python -m pytest -m scaleout -rA tests/_mcp_serve/test_scaleout.py
 
 # The official MCP conformance suite against toolreg serve, stateful and --stateless
 # (docs/mcp.md). Node 22 and the pinned suite come from the npm registry into

@@ -27,7 +27,7 @@ NOT_WITHOUT_PACKS = (
     "subprocess",
     "mcp",
     "toolreg._mcp.manager",
-    "toolreg._mcp.http_guard",
+    "toolreg._mcp_serve.http_guard",
 )
 #: Listing reads no arguments (no validator), runs no search, asks no time zone and
 #: opens no file by path (config discovery probes with os.path).

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from .._contract.results import describe_exception
 from .._core.decisions import Decision
-from .._core.registry import ToolRegistry
 from .._discovery.dist_info import InstalledSources, installed_sources
 from .._discovery.entrypoints import PackRecord, find_packs
 from .._discovery.local_plugins import LocalPlugin, find_local_plugins, import_local
@@ -43,6 +42,7 @@ from .._policy.unknown_names import (
     unknown_names,
     warn,
 )
+from .._registry.registry import ToolRegistry
 from .import_guard import ImportTimeout, import_with_deadline
 from .pack_modules import import_target, purge_modules, registry_as_singleton
 from .report import PluginOutcome, PluginReport

@@ -29,8 +29,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .._contract.names import toolset_name
 from .._contract.version import __version__
 from .._core.availability import Verdict
-from .._core.registry import ToolRegistry
 from .._policy.config import McpServerConfig
+from .._registry.registry import ToolRegistry
 from ._entries import build_entries, named_tools
 from .claims import NameClaims
 from .transport import connection_lost, describe, open_transport

@@ -21,7 +21,7 @@ from ._plugin_commands import cmd_plugins
 from ._serve import add_serve_parser, cmd_serve
 from ._version import VersionAction
 
-# The definition formats of registry.get_definitions (toolreg._contract.formats.FORMATS).
+# The definition formats of registry.get_definitions (toolreg._schemas.formats.FORMATS).
 FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp")
 
 _EPILOG = f"""\

@@ -22,7 +22,7 @@ pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-SERVERS = Path(__file__).parent / "servers"
+SERVERS = Path(__file__).parents[1] / "_mcp" / "servers"
 
 TYPED_TOOLS = """
 import dataclasses

@@ -22,7 +22,7 @@ import httpx2  # noqa: E402  (after the importorskip: httpx2 comes with mcp)
 from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from toolreg._mcp.http_guard import (  # noqa: E402
+from toolreg._mcp_serve.http_guard import (  # noqa: E402
     is_loopback_host,
     loopback_authority,
     loopback_origin,

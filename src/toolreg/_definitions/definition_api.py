@@ -1,7 +1,7 @@
 """The typed signatures of ``get_definition`` and ``get_definitions``: one overload per format.
 
 Type checkers read these; at run time the registry's two attributes are its
-``Definitions`` part's own bound methods (``_core/definitions.py``).
+``Definitions`` part's own bound methods (``_definitions/definitions.py``).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal, Protocol, overload
 
-from .._contract.definition_types import (
+from .._schemas.definition_types import (
     AnthropicToolDefinition,
     DefinitionFormat,
     GeminiFunctionDeclaration,

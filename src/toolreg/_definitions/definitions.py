@@ -22,12 +22,12 @@ from itertools import compress
 from typing import Any
 
 from .._contract.entry import ToolEntry
-from .._contract.formats import FormatKey, Formatter, NotStrict, format_key, get_formatter
 from .._contract.frozen import FrozenDict, thaw
 from .._contract.schema_checks import check_parameters, parameters_of
-from .availability import Availability
+from .._core.availability import Availability
+from .._core.table import ToolTable
+from .._schemas.formats import FormatKey, Formatter, NotStrict, format_key, get_formatter
 from .definition_layout import Built, Layout
-from .table import ToolTable
 
 logger = logging.getLogger("toolreg.definitions")
 

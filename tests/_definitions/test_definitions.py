@@ -15,7 +15,7 @@ import pytest
 
 from conftest import FakeClock
 from toolreg import ToolEntry, ToolRegistry
-from toolreg._contract.formats import FORMATS
+from toolreg._schemas.formats import FORMATS
 
 
 class Switch:

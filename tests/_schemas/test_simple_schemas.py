@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from toolreg._contract.simple_schemas import build_acceptor
-from toolreg._contract.validation import compiled_schema
+from toolreg._schemas.simple_schemas import build_acceptor
+from toolreg._schemas.validation import compiled_schema
 
 SETTINGS = settings(
     max_examples=300,

@@ -33,7 +33,7 @@ import pytest
 
 from conftest import RICH_SCHEMA
 from toolreg import ToolRegistry, registry
-from toolreg._contract.formats import FORMATS, get_formatter
+from toolreg._schemas.formats import FORMATS, get_formatter
 from toolreg.cli import main
 from toolreg.cli._app import FORMATS as CLI_FORMATS
 

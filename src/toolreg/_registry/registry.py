@@ -29,19 +29,19 @@ from .._contract.entry import (
 )
 from .._contract.schema_checks import check_registration, check_result_limit
 from .._contract.tool_context import ProgressCallback
-from .availability import Availability, Verdict
-from .callers import Callers
-from .decisions import Decision, DecisionLog
-from .definitions import Definitions
-from .dispatch import Dispatcher, DispatchHooks
-from .dispatch_many import Batches
-from .ownership import PluginPolicy
-from .table import ToolTable
-from .toolset_report import AvailabilityView
+from .._core.availability import Availability, Verdict
+from .._core.callers import Callers
+from .._core.decisions import Decision, DecisionLog
+from .._core.ownership import PluginPolicy
+from .._core.table import ToolTable
+from .._core.toolset_report import AvailabilityView
+from .._definitions.definitions import Definitions
+from .._dispatch.dispatch import Dispatcher, DispatchHooks
+from .._dispatch.dispatch_many import Batches
 
 if TYPE_CHECKING:
-    from .._contract.definition_types import DefinitionFormat
-    from .definition_api import GetDefinition, GetDefinitions
+    from .._definitions.definition_api import GetDefinition, GetDefinitions
+    from .._schemas.definition_types import DefinitionFormat
 
 
 class ToolRegistry:
@@ -326,7 +326,7 @@ class ToolRegistry:
 
         The dispatcher's own coroutine, not one wrapped around it: wrapped in a
         second coroutine, a handler's GeneratorExit escaped ``adispatch``
-        (``tests/_core/test_dispatch_properties.py`` found it).
+        (``tests/_dispatch/test_dispatch_properties.py`` found it).
         """
         return self._dispatcher.adispatch(name, args, progress=progress, **kwargs)
 

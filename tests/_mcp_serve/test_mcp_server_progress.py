@@ -18,7 +18,7 @@ pytest.importorskip("mcp")
 
 from mcp import Client  # noqa: E402
 
-from toolreg._mcp.server_progress import ProgressRelay  # noqa: E402
+from toolreg._mcp_serve.server_progress import ProgressRelay  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -16,7 +16,7 @@ import pytest
 from agents.strict_schema import ensure_strict_json_schema
 
 from dists import REPO
-from toolreg._contract.strict_schema import NotStrict, strict_schema
+from toolreg._schemas.strict_schema import NotStrict, strict_schema
 
 EXAMPLES = "toolreg-sqlite,toolreg-sandbox"
 

@@ -25,11 +25,11 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .._contract.entry import ToolEntry
+from .._contract.results import describe_exception, tool_error
+from .._contract.schema_checks import parameters_of
+from .._contract.schema_limits import check_validatable
 from .bounded_regex import BoundedPattern, RegexTimeout, time_budget
-from .entry import ToolEntry
-from .results import describe_exception, tool_error
-from .schema_checks import parameters_of
-from .schema_limits import check_validatable
 from .simple_schemas import Acceptor, build_acceptor
 
 if TYPE_CHECKING:

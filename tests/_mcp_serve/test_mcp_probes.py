@@ -21,7 +21,7 @@ pytest.importorskip("mcp")
 
 from mcp import Client  # noqa: E402
 
-from toolreg._mcp.probes import LOADING_MESSAGE  # noqa: E402
+from toolreg._mcp_serve.probes import LOADING_MESSAGE  # noqa: E402
 
 TOKEN = "probe-token-for-tests-0123456789"
 

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 from .._contract.entry import ToolEntry
 from .._contract.results import type_name
-from .._contract.simple_schemas import Acceptor
-from .._contract.validation import ArgumentCheck, Checker, invalid_arguments, parse_json_args
+from .._schemas.simple_schemas import Acceptor
+from .._schemas.validation import ArgumentCheck, Checker, invalid_arguments, parse_json_args
 from .async_bridge import run_coroutine
 from .call_outcomes import call_failed, cap, off_contract
 from .timeouts import call_with_deadline

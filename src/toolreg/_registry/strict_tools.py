@@ -14,8 +14,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._contract.formats import NotStrict
-from .._contract.strict_schema import Restore, strict_schema
+from .._schemas.formats import NotStrict
+from .._schemas.strict_schema import Restore, strict_schema
 
 if TYPE_CHECKING:
     from .registry import ToolRegistry

@@ -27,7 +27,7 @@ from toolreg._contract.client_log import (  # noqa: E402
     level_of,
     log_to_client,
 )
-from toolreg._mcp.server_log import MAX_PER_CALL  # noqa: E402
+from toolreg._mcp_serve.server_log import MAX_PER_CALL  # noqa: E402
 
 posix_only = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP is POSIX-only")
 # logging/setLevel is deprecated as of 2026-07-28; handshake-era clients still send it.

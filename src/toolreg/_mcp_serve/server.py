@@ -40,10 +40,10 @@ from mcp.shared.exceptions import MCPError
 from .._contract.results import tool_error
 from .._contract.tool_context import ProgressCallback
 from .._contract.version import __version__
-from .._core.call_outcomes import unknown
-from .._core.registry import ToolRegistry
+from .._dispatch.call_outcomes import unknown
+from .._mcp.convert import KEEP_STRUCTURED
+from .._registry.registry import ToolRegistry
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
-from .convert import KEEP_STRUCTURED
 from .event_store import MemoryEventStore, resumable
 from .server_calls import (
     CallLimits,

@@ -238,7 +238,7 @@ def test_serve_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str])
 
 
 def test_multimodal_blocks_become_mcp_content() -> None:
-    from toolreg._mcp.server_results import call_result
+    from toolreg._mcp_serve.server_results import call_result
 
     png = "iVBORw0KGgo="
     anthropic = {"type": "base64", "media_type": "image/png", "data": png}

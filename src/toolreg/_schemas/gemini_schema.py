@@ -15,7 +15,7 @@ import copy
 import json
 from typing import Any
 
-from .schema_limits import resolve_pointer
+from .._contract.schema_limits import resolve_pointer
 
 # Schema fields copied as they are: everything in Gemini's Schema message that
 # needs no rewriting. Any other keyword is dropped.

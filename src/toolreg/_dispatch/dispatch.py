@@ -20,7 +20,9 @@ from .._contract.results import (
     truncate,
 )
 from .._contract.tool_context import ProgressCallback, call_scope
-from .._contract.validation import compile_checker
+from .._core.callers import Callers
+from .._core.table import ToolTable
+from .._schemas.validation import compile_checker
 from .call_outcomes import (
     blocked,
     call_failed,
@@ -31,7 +33,6 @@ from .call_outcomes import (
     off_contract,
     unknown,
 )
-from .callers import Callers
 from .dispatch_plan import (
     DispatchHooks,
     Plan,
@@ -42,7 +43,6 @@ from .dispatch_plan import (
     parsed,
     quick_checker,
 )
-from .table import ToolTable
 from .timeouts import await_with_deadline
 from .workers import contained
 

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from .._contract.entry import ToolEntry
 from .._contract.result_blocks import Media, Resource, read_block
 from .._contract.results import is_multimodal, is_tool_error, tool_error
-from .._contract.validation import ResultChecker, compile_result_checker
+from .._schemas.validation import ResultChecker, compile_result_checker
 
 
 def call_result(result: str | dict[str, Any]) -> types.CallToolResult:

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .frozen import FrozenDict, freeze
-from .names import ANTHROPIC_NAME, GEMINI_NAME, MCP_NAME, OPENAI_NAME, NameRule
+from .._contract.frozen import FrozenDict, freeze
+from .._contract.names import ANTHROPIC_NAME, GEMINI_NAME, MCP_NAME, OPENAI_NAME, NameRule
 
 if TYPE_CHECKING:
-    from .entry import ToolEntry
+    from .._contract.entry import ToolEntry
 
 
 class Formatter(Protocol):

@@ -21,7 +21,7 @@ import anyio  # noqa: E402  (after the importorskip: anyio comes with mcp)
 import mcp_types as types  # noqa: E402
 from mcp.server.streamable_http import EventMessage  # noqa: E402
 
-from toolreg._mcp.event_store import RETRY_MS, MemoryEventStore  # noqa: E402
+from toolreg._mcp_serve.event_store import RETRY_MS, MemoryEventStore  # noqa: E402
 
 
 def logged(event: SseEvent) -> str | None:

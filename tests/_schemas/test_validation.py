@@ -14,8 +14,8 @@ import pytest
 
 from conftest import REDOS_PATTERN, REDOS_TEXT, counting_thread
 from toolreg import ToolRegistry, parse_config
-from toolreg._contract import validation as validation
 from toolreg._policy.apply_config import apply_config
+from toolreg._schemas import validation as validation
 
 PARAMS = {
     "type": "object",
