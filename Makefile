@@ -50,7 +50,7 @@ test-scaleout: $(DEV_STAMP)
 # when the registry is out of reach. CI runs it after `test`.
 # (python scripts/conformance.py runs the suite alone and prints its table.)
 conformance: $(DEV_STAMP)
-	$(BIN)/python -m pytest -m conformance -rA tests/_mcp/test_conformance.py
+	$(BIN)/python -m pytest -m conformance -rA tests/_mcp_serve/test_conformance.py
 
 # The documentation site, from mkdocs.yml, into build/site; any warning fails it.
 # (Material for MkDocs announces its successor on every build; said once is enough.)

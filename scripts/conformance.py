@@ -98,7 +98,7 @@ _OLD_HEADER = (
     "the suite's raw requests send MCP-Protocol-Version 2025-03-26, and MCP sends "
     "priming events (with their retry) only to 2025-11-25 clients, as the SDK does; "
     "fixed in the suite after 0.1.16 (modelcontextprotocol/conformance#366). "
-    "tests/_mcp/test_mcp_event_store.py checks both with a 2025-11-25 session"
+    "tests/_mcp_serve/test_mcp_event_store.py checks both with a 2025-11-25 session"
 )
 _NO_SESSION = "--stateless has no sessions by design (docs/mcp.md, Scaling out)"
 #: (mode, scenario) -> {check id: why its WARNING is not toolreg's fault}.
