@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from conftest import KeptClientLog
 from serve_harness import EXTRA_TOOL, PLUGIN, HttpServer, ServeSetup, run, stdio_client_for, text_of
 
 pytest.importorskip("mcp")
@@ -207,19 +208,11 @@ def test_log_to_client_outside_a_call_sends_nothing() -> None:
     with pytest.raises(ValueError, match="unknown log level 'loud'"):
         log_to_client("loud", "x")
 
-    class Sink:
-        def __init__(self) -> None:
-            self.got: list[tuple[str, str, str | None]] = []
-
-        def log(self, level: str, message: str, logger: str | None = None) -> bool:
-            self.got.append((level, message, logger))
-            return True
-
-    sink = Sink()
+    sink = KeptClientLog()
     with bound_client_log(sink):
         assert log_to_client("alert", "bound", "me") is True
     assert log_to_client("alert", "unbound") is False
-    assert sink.got == [("alert", "bound", "me")]
+    assert sink.sent == [("alert", "bound", "me")]
 
 
 @pytest.mark.parametrize(

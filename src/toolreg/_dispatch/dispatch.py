@@ -156,8 +156,17 @@ class Dispatcher:
         with call_scope(name if type(name) is str else "", progress):
             return self.dispatch(name, args, **kwargs)
 
-    def dispatch_call(self, name: str, args: Any, call_id: str | None) -> str | dict[str, Any]:
-        """``dispatch`` of one call of a batch; ``call_id`` names it in traces."""
+    def dispatch_call(
+        self,
+        name: str,
+        args: Any,
+        call_id: str | None,
+        progress: ProgressCallback | None = None,
+    ) -> str | dict[str, Any]:
+        """``dispatch`` of one call of a batch; ``call_id`` names it in traces and logs."""
+        if progress is not None:
+            with call_scope(name if type(name) is str else "", progress, call_id):
+                return self.dispatch_call(name, args, call_id)
         if self._tracing is None:
             return self.dispatch(name, args)
         try:
@@ -168,16 +177,14 @@ class Dispatcher:
             return internal(name, exc)
 
     async def adispatch_call(
-        self, name: str, args: Any, call_id: str | None
+        self,
+        name: str,
+        args: Any,
+        call_id: str | None,
+        progress: ProgressCallback | None = None,
     ) -> str | dict[str, Any]:
-        if self._tracing is None:
-            return await self.adispatch(name, args)
-        try:
-            return await self._wrapped_adispatch(name, args, call_id, {})
-        except BaseException as exc:
-            if cancelled_from_outside(exc):
-                raise
-            return internal(name, exc)
+        """``adispatch`` of one call of a batch; ``call_id`` names it in traces and logs."""
+        return await self._adispatch_bound(name, args, call_id, progress, {})
 
     def _wrapped_dispatch(
         self, name: Any, args: Any, call_id: str | None, kwargs: dict[str, Any]
@@ -233,13 +240,23 @@ class Dispatcher:
         **kwargs: Any,
     ) -> str | dict[str, Any]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread."""
-        if progress is not None:
-            with call_scope(name if type(name) is str else "", progress):
-                return await self.adispatch(name, args, **kwargs)
+        return await self._adispatch_bound(name, args, None, progress, kwargs)
+
+    async def _adispatch_bound(
+        self,
+        name: str,
+        args: Any,
+        call_id: str | None,
+        progress: ProgressCallback | None,
+        kwargs: dict[str, Any],
+    ) -> str | dict[str, Any]:
+        # Every async call binds its scope: calls sharing one loop each run in a
+        # task of their own, and the scope is what tells their contexts apart.
         try:
-            if self._wrapped:
-                return await self._wrapped_adispatch(name, args, None, kwargs)
-            return await self._adispatch(name, args, kwargs)
+            with call_scope(name if type(name) is str else "", progress, call_id):
+                if self._wrapped:
+                    return await self._wrapped_adispatch(name, args, call_id, kwargs)
+                return await self._adispatch(name, args, kwargs)
         except BaseException as exc:
             if cancelled_from_outside(exc):
                 raise

@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import logging
 import threading
-import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
@@ -40,6 +39,7 @@ from mcp.server.lowlevel.server import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._contract.client_log import LEVELS, bound_client_log, current_client_log, level_of, rank
+from .._contract.rate_limit import TokenBucket
 from .._contract.results import clip
 from .._contract.tool_context import MCP_LEVEL
 from .server_calls import session_key
@@ -225,28 +225,11 @@ def stdio_outbox(ctx: ServerRequestContext[Any], levels: ClientLevels) -> Outbox
     """
     if ctx.request is not None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return None
-    bucket = _TokenBucket(CONNECTION_RATE, CONNECTION_BURST)
+    bucket = TokenBucket(CONNECTION_RATE, CONNECTION_BURST)
     session = session_key(None)
     return Outbox(
         _sender(ctx, None), lambda level: rank(level) >= rank(levels.get(session)), bucket.take
     )
-
-
-class _TokenBucket:
-    def __init__(self, rate: float, burst: int) -> None:
-        self.rate = rate
-        self.burst = float(burst)
-        self.tokens = float(burst)
-        self.stamp = time.monotonic()
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
 
 
 @contextlib.contextmanager
