@@ -1,8 +1,9 @@
 """Every dispatch behaviour holds whichever way a call goes through dispatch.
 
-A tool's plan decides the route: straight to the handler (no validation, or a
-schema that takes any object), through a simple schema's acceptor, through
-the full validator (a schema with a pattern), or through a deadline. Each
+A tool's plan decides the route: its fast call checking only for a dict (no
+validation, or a schema that takes any object) or a simple schema's checks,
+through the full validator (a schema with a pattern), or through a deadline;
+a call with keyword arguments takes the general path on every route. Each
 test here runs on every route, so a shortcut on one cannot drop a guarantee.
 """
 
@@ -161,3 +162,7 @@ def test_each_route_is_the_one_it_is_named_after(reg, route):
         "deadline": plan.timeout == 30.0 and quick,
     }
     assert taken[route]
+    # Plain calls take the tool's fast call (_core/fast_call.py) where it can check them.
+    fast = route in ("unvalidated", "any object", "simple schema")
+    assert (plan.fast is not None) is fast
+    assert reg._dispatcher._fast.get(name) is plan.fast

@@ -4,8 +4,14 @@
 (``SystemExit`` included), results of the wrong type, and anything else that
 goes wrong come back as ``tool_error`` JSON, so one bad tool cannot take down
 the agent loop. The one exception that passes is a ``KeyboardInterrupt`` on the
-caller's own thread: that is how Ctrl-C reaches the host. The fast path (a
-sync handler returning a short str) is a dict read, a call and a length check.
+caller's own thread: that is how Ctrl-C reaches the host.
+
+A plain call (no ``progress=`` or keyword arguments, no hooks or tracing)
+of a tool that can take one (sync, no deadline, no validation or a simple
+schema) is one dict read and the tool's fast call (``fast_call``), which
+hands back to the general path whatever it does not settle. Every write
+that could change a tool's answer (the tool changed, hooks or tracing or
+validation switched) drops the fast calls it touches before it returns.
 """
 
 from __future__ import annotations
@@ -41,7 +47,9 @@ from .dispatch_plan import (
     dispatch_checked,
     parsed,
     quick_checker,
+    rejected_call,
 )
+from .fast_call import FastCall, build_fast_call
 from .table import ToolTable
 from .timeouts import await_with_deadline
 from .workers import contained
@@ -63,6 +71,8 @@ class Dispatcher:
         #: Hooks or tracing are on: the one test the fast path makes for both.
         self._wrapped = False
         self._plans: dict[str, Plan] = {}
+        #: Tools whose plain calls take their fast call; only ever filled unwrapped.
+        self._fast: dict[str, FastCall] = {}
         self._validation = True
 
     # -- plans ----------------------------------------------------------------
@@ -77,22 +87,36 @@ class Dispatcher:
         accepts = argument_check.accepts if argument_check is not None else None
         plan = Plan(entry, quick_checker(argument_check), validates, options.timeout, accepts)
         self._plans[name] = plan
-        # A write that swapped the entry while we compiled already dropped the
-        # old plan; drop ours too if it is stale, so it is never served.
+        if plan.timeout is None and not entry.is_async and not self._wrapped:
+            checks = argument_check.checks if argument_check is not None else None
+            if argument_check is None or checks is not None:
+                plan.fast = build_fast_call(entry, checks, rejected_call(plan))
+                if plan.fast is not None:
+                    self._fast[name] = plan.fast
+        # A write that swapped the entry, or wrapped dispatch, while we compiled
+        # already dropped what it made stale; drop ours too, so it is never served.
         if self._table.live.get(name) is not entry:
             self._plans.pop(name, None)
+            self._fast.pop(name, None)
+        if self._wrapped:
+            self._fast.pop(name, None)
         return plan
+
+    def _drop_plans(self) -> None:
+        self._fast.clear()
+        self._plans.clear()
 
     def forget(self, names: Iterable[str]) -> None:
         """Drop the plans of tools a write changed (the table's change listener calls this)."""
         for name in names:
+            self._fast.pop(name, None)
             self._plans.pop(name, None)
 
     def set_validation(self, enabled: bool) -> None:
         """Turn argument validation on or off for every tool (operator switch). Host only."""
         self._callers.require_host("turn argument validation " + ("on" if enabled else "off"))
         self._validation = bool(enabled)
-        self._plans.clear()
+        self._drop_plans()
 
     @property
     def validation_enabled(self) -> bool:
@@ -117,14 +141,20 @@ class Dispatcher:
         the method was obtained (a host may keep ``registry.dispatch`` from
         before plugins loaded).
         """
-        if progress is not None:
-            return self._dispatch_listened(name, args, progress, kwargs)
         try:
+            if progress is None and not kwargs:
+                fast = self._fast.get(name)
+                if fast is not None:
+                    return fast(args)
+            elif progress is not None:
+                return self._dispatch_listened(name, args, progress, kwargs)
             if self._wrapped:
                 return self._wrapped_dispatch(name, args, None, kwargs)
             plan = self._plans.get(name) or self._plan(name)
             if plan is None:
                 return unknown(name)
+            if plan.fast is not None and not kwargs:
+                return plan.fast(args)  # the first plain call since the plan was built
             if not plan.direct or type(args) is not dict:
                 # A simple schema's acceptor saying yes is all a plain call needs.
                 accepts = plan.accepts
@@ -222,6 +252,7 @@ class Dispatcher:
             tracing = None
         self._tracing = tracing
         self._wrapped = self._dispatch_hooks is not None or tracing is not None
+        self._drop_plans()  # after _wrapped is set: a plan built meanwhile sees it
 
     async def adispatch(
         self,
@@ -279,6 +310,7 @@ class Dispatcher:
         self._callers.require_host("change the dispatch hooks")
         self._dispatch_hooks = hooks
         self._wrapped = hooks is not None or self._tracing is not None
+        self._drop_plans()  # after _wrapped is set: a plan built meanwhile sees it
 
     def _dispatch(
         self, name: str, args: dict[str, Any], kwargs: dict[str, Any]

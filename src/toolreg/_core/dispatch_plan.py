@@ -7,7 +7,7 @@ an event loop, and holding the result to the contract: the slow path that
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from .._contract.entry import ToolEntry
@@ -15,7 +15,7 @@ from .._contract.results import type_name
 from .._contract.simple_schemas import Acceptor
 from .._contract.validation import ArgumentCheck, Checker, invalid_arguments, parse_json_args
 from .async_bridge import run_coroutine
-from .call_outcomes import call_failed, cap, off_contract
+from .call_outcomes import call_failed, cap, internal, off_contract
 from .timeouts import call_with_deadline
 from .workers import WorkerInterrupt
 
@@ -80,7 +80,7 @@ class DispatchHooks(Protocol):
 class Plan:
     """What dispatch needs for one entry, worked out once: the checker, the deadline."""
 
-    __slots__ = ("entry", "check", "validates", "timeout", "direct", "accepts")
+    __slots__ = ("entry", "check", "validates", "timeout", "direct", "accepts", "fast")
 
     def __init__(
         self,
@@ -99,6 +99,8 @@ class Plan:
         self.direct = check is None and plain
         #: A simple schema's acceptor, when a yes from it is all the hot path needs.
         self.accepts = accepts if plain else None
+        #: The tool's fast call (``fast_call``), when the dispatcher built one.
+        self.fast: Callable[[Any], str | dict[str, Any]] | None = None
 
 
 def dispatch_checked(plan: Plan, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
@@ -121,6 +123,22 @@ def dispatch_checked(plan: Plan, args: Any, kwargs: dict[str, Any]) -> str | dic
     if type(result) is str:
         return cap(entry, result)
     return off_contract(entry, result)
+
+
+def rejected_call(plan: Plan) -> Callable[[Any], str | dict[str, Any]]:
+    """``dispatch_checked`` without keyword arguments, for a fast call to hand
+    on what it does not settle; it never raises but ``KeyboardInterrupt``."""
+    name = plan.entry.name
+
+    def rejected(args: Any) -> str | dict[str, Any]:
+        try:
+            return dispatch_checked(plan, args, {})
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            return internal(name, exc)
+
+    return rejected
 
 
 async def awaited(coro: Any) -> Any:
