@@ -234,15 +234,28 @@ def _object_checks(
 
 def _field_checks(w: _Writer, schema: Any, var: str, name: str, indent: int) -> None:
     """Read field ``name`` of ``var`` (a KeyError: not there, not accepted) and check it."""
-    value = w.local()
-    w.line(indent, f"{value} = {var}[{w.const(name)}]")
-    _value_checks(w, schema, value, indent)
+    _value_checks(w, schema, w.local(), indent, source=f"{var}[{w.const(name)}]")
 
 
-def _value_checks(w: _Writer, schema: Any, var: str, indent: int) -> None:
-    """Checks that ``var`` is of an accepted exact type and meets that type's rules."""
+def _value_checks(
+    w: _Writer, schema: Any, var: str, indent: int, source: str | None = None
+) -> None:
+    """Checks that ``var`` is of an accepted exact type and meets that type's rules.
+
+    With ``source``, ``var`` is first bound to that expression, unless the
+    checks read the value once: then they read ``source`` itself.
+    """
+
+    def value(read_again: bool) -> str:
+        if source is None:
+            return var
+        if not read_again:
+            return source
+        w.line(indent, f"{var} = {source}")
+        return var
+
     if schema is True or (type(schema) is dict and set(schema) <= _ANNOTATIONS):
-        w.line(indent, f"if type({var}) not in {w.const(_ALL_TYPES)}: {REJECT}")
+        w.line(indent, f"if type({value(False)}) not in {w.const(_ALL_TYPES)}: {REJECT}")
         return
     if type(schema) is not dict or not set(schema) <= _KEYWORDS:
         raise _NotSimple
@@ -253,13 +266,14 @@ def _value_checks(w: _Writer, schema: Any, var: str, indent: int) -> None:
     if not allowed:
         raise _NotSimple
     checks = {kind: _type_checks(w, schema, kind, members) for kind in allowed}
+    read = value(any(checks.values()))
     if len(allowed) == 1:
         (kind,) = allowed
-        w.line(indent, f"if type({var}) is not {w.const(kind)}: {REJECT}")
+        w.line(indent, f"if type({read}) is not {w.const(kind)}: {REJECT}")
         _emit(w, checks[kind], var, indent)
         return
     kind_var = w.local()
-    w.line(indent, f"{kind_var} = type({var})")
+    w.line(indent, f"{kind_var} = type({read})")
     for position, kind in enumerate(allowed):
         word = "if" if position == 0 else "elif"
         w.line(indent, f"{word} {kind_var} is {w.const(kind)}:")
