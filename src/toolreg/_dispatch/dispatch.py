@@ -1,0 +1,397 @@
+"""Dispatch: run a tool call and hold the result to the contract.
+
+``dispatch`` never raises and never exits. Unknown tools, handler exceptions
+(``SystemExit`` included), results of the wrong type, and anything else that
+goes wrong come back as ``tool_error`` JSON, so one bad tool cannot take down
+the agent loop. The one exception that passes is a ``KeyboardInterrupt`` on the
+caller's own thread: that is how Ctrl-C reaches the host.
+
+The hot path: a plain call (no keyword arguments, no hooks or tracing) of a
+sync tool without a deadline reads one tuple. A tool that takes any dict (no
+validation, or a schema that accepts any object) has its handler called
+right in ``dispatch``; a simple schema's tool has its fast call
+(``fast_call``): the schema's checks and the handler call in one generated
+function, which hands to the general path what it does not settle. A tool
+whose schema only the full validator can judge takes the general path. Every
+write that could change an answer (the tool changed; hooks, tracing or
+validation switched) drops the hot tuples it touches before it returns.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from types import CoroutineType
+from typing import TYPE_CHECKING, Any
+
+from .._contract.entry import DEFAULT_OPTIONS
+from .._contract.tool_context import ProgressCallback, call_scope
+from .._core.callers import Callers
+from .._core.table import ToolTable
+from .._schemas.validation import ArgumentCheck, compile_checker
+from .call_outcomes import (
+    blocked,
+    call_failed,
+    cap,
+    failed,
+    hook_result,
+    internal,
+    off_contract,
+    unknown,
+)
+from .dispatch_plan import (
+    DispatchHooks,
+    Hot,
+    Plan,
+    awaited,
+    cancelled_from_outside,
+    checked,
+    dispatch_checked,
+    parsed,
+    quick_checker,
+    rejected_call,
+)
+from .fast_call import build_fast_call
+from .timeouts import await_with_deadline
+from .workers import contained
+
+if TYPE_CHECKING:
+    from .tracing import Tracing
+
+logger = logging.getLogger("toolreg.dispatch")
+
+
+class Dispatcher:
+    """``dispatch`` and ``adispatch`` over a table, with a plan cached per tool."""
+
+    def __init__(self, table: ToolTable, callers: Callers) -> None:
+        self._table = table
+        self._callers = callers
+        self._dispatch_hooks: DispatchHooks | None = None
+        self._tracing: Tracing | None = None
+        #: Hooks or tracing are on: then no tool is hot.
+        self._wrapped = False
+        self._plans: dict[str, Plan] = {}
+        #: The tools whose plain calls take the hot path, only ever filled unwrapped.
+        self._hot: dict[str, Hot] = {}
+        self._validation = True
+
+    # -- plans ----------------------------------------------------------------
+
+    def _plan(self, name: str) -> Plan | None:
+        entry = self._table.live.get(name)
+        if entry is None:
+            return None
+        options = self._table.get_options(name) or DEFAULT_OPTIONS
+        validates = options.validate and self._validation
+        argument_check = compile_checker(entry) if validates else None
+        plan = Plan(entry, quick_checker(argument_check), validates, options.timeout)
+        self._plans[name] = plan
+        if plan.timeout is None and not entry.is_async and not self._wrapped:
+            hot = self._hot_path(plan, argument_check)
+            if hot is not None:
+                self._hot[name] = hot
+        # A write that swapped the entry, or wrapped dispatch, while we compiled
+        # already dropped what it made stale; drop ours too, so it is never served.
+        if self._table.live.get(name) is not entry:
+            self._plans.pop(name, None)
+            self._hot.pop(name, None)
+        if self._wrapped:
+            self._hot.pop(name, None)
+        return plan
+
+    @staticmethod
+    def _hot_path(plan: Plan, argument_check: ArgumentCheck | None) -> Hot | None:
+        """How a plain call of a sync tool without a deadline skips the general path, if it can."""
+        entry = plan.entry
+        if argument_check is None:  # any dict will do: the handler is called right here
+            return (None, entry.handler, entry.max_result_size_chars, plan)
+        if argument_check.checks is None:
+            return None  # only the full validator can tell
+        plan.fast = build_fast_call(entry, argument_check.checks, rejected_call(plan))
+        return None if plan.fast is None else (plan.fast, None, None, plan)
+
+    def _drop_plans(self) -> None:
+        self._hot.clear()
+        self._plans.clear()
+
+    def forget(self, names: Iterable[str]) -> None:
+        """Drop the plans of tools a write changed (the table's change listener calls this)."""
+        for name in names:
+            self._hot.pop(name, None)
+            self._plans.pop(name, None)
+
+    def set_validation(self, enabled: bool) -> None:
+        """Turn argument validation on or off for every tool (operator switch). Host only."""
+        self._callers.require_host("turn argument validation " + ("on" if enabled else "off"))
+        self._validation = bool(enabled)
+        self._drop_plans()
+
+    @property
+    def validation_enabled(self) -> bool:
+        return self._validation
+
+    # -- dispatch -------------------------------------------------------------
+
+    def dispatch(
+        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
+    ) -> str | dict[str, Any]:
+        """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
+
+        ``progress=callback`` hears what the tool reports through its
+        ``ToolContext``; other keyword arguments go to the handler. (``progress``
+        is read from ``kwargs``: a keyword-only parameter would cost every call
+        a lookup.) Dispatch hooks, when a pack installed some, run around every
+        call, however the method was obtained (a host may keep
+        ``registry.dispatch`` from before plugins loaded).
+        """
+        try:
+            if kwargs:
+                return self._dispatch_with(name, args, kwargs)
+            hot = self._hot.get(name)
+            if hot is None:
+                return self._dispatch_cold(name, args)
+            fast, handler, limit, plan = hot
+            if fast is not None:
+                return fast(args)
+            if type(args) is not dict:
+                return dispatch_checked(plan, args, {})
+            try:
+                result = handler(args)
+            except KeyboardInterrupt:
+                raise  # Ctrl-C, on the caller's own thread
+            except BaseException as exc:
+                return failed(name, exc)
+            if type(result) is str and (limit is None or len(result) <= limit):
+                return result
+            return off_contract(plan.entry, result)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            return internal(name, exc)
+
+    def _dispatch_cold(self, name: str, args: Any) -> str | dict[str, Any]:
+        """A plain call of a tool that is not hot: wrapped, unknown, not planned yet, or slow."""
+        if self._wrapped:
+            return self._wrapped_dispatch(name, args, None, {})
+        plan = self._plans.get(name) or self._plan(name)
+        if plan is None:
+            return unknown(name)
+        if plan.fast is not None:
+            return plan.fast(args)
+        return dispatch_checked(plan, args, {})
+
+    def _dispatch_with(self, name: str, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
+        """A call with keyword arguments: ``progress``, or the handler's own."""
+        progress: ProgressCallback | None = kwargs.pop("progress", None)
+        if progress is not None:
+            return self._dispatch_listened(name, args, progress, kwargs)
+        if self._wrapped:
+            return self._wrapped_dispatch(name, args, None, kwargs)
+        return self._dispatch(name, args, kwargs)
+
+    def _dispatch_listened(
+        self, name: str, args: Any, progress: ProgressCallback, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        # The scope is bound around the whole call (hooks too) and reaches the
+        # handler's thread, a deadline's worker and an async handler's task.
+        with call_scope(name if type(name) is str else "", progress):
+            return self.dispatch(name, args, **kwargs)
+
+    def dispatch_call(
+        self,
+        name: str,
+        args: Any,
+        call_id: str | None,
+        progress: ProgressCallback | None = None,
+    ) -> str | dict[str, Any]:
+        """``dispatch`` of one call of a batch; ``call_id`` names it in traces and logs."""
+        if progress is not None:
+            with call_scope(name if type(name) is str else "", progress, call_id):
+                return self.dispatch_call(name, args, call_id)
+        if self._tracing is None:
+            return self.dispatch(name, args)
+        try:
+            return self._wrapped_dispatch(name, args, call_id, {})
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            return internal(name, exc)
+
+    async def adispatch_call(
+        self,
+        name: str,
+        args: Any,
+        call_id: str | None,
+        progress: ProgressCallback | None = None,
+    ) -> str | dict[str, Any]:
+        """``adispatch`` of one call of a batch; ``call_id`` names it in traces and logs."""
+        return await self._adispatch_bound(name, args, call_id, progress, {})
+
+    def _wrapped_dispatch(
+        self, name: Any, args: Any, call_id: str | None, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        tracing = self._tracing
+        if tracing is None:
+            return self._hooked_dispatch(name, args, kwargs)
+        return tracing.run(name, call_id, lambda: self._hooked_dispatch(name, args, kwargs))
+
+    async def _wrapped_adispatch(
+        self, name: Any, args: Any, call_id: str | None, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        tracing = self._tracing
+        if tracing is None:
+            return await self._hooked_adispatch(name, args, kwargs)
+        return await tracing.arun(name, call_id, lambda: self._hooked_adispatch(name, args, kwargs))
+
+    @property
+    def traced(self) -> bool:
+        return self._tracing is not None
+
+    def enable_tracing(self, *, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        from .tracing import Tracing  # imported on use: it imports opentelemetry
+
+        self.set_tracing(Tracing(tracer_provider, meter_provider))
+
+    def disable_tracing(self) -> None:
+        self.set_tracing(None)
+
+    def set_tracing(self, tracing: Tracing | None) -> None:
+        """Report every dispatch to ``tracing`` (None: stop). Host only.
+
+        A ``tracing`` that is not live (no OpenTelemetry SDK configured) is not
+        installed: dispatch stays as fast as without it.
+        """
+        self._callers.require_host("change tracing")
+        if tracing is not None and not tracing.live:
+            logger.warning(
+                "enable_tracing: no OpenTelemetry SDK is configured, so tool calls are not "
+                "traced; call it after setting the tracer and meter providers, or pass them"
+            )
+            tracing = None
+        self._tracing = tracing
+        self._wrapped = self._dispatch_hooks is not None or tracing is not None
+        self._drop_plans()  # after _wrapped is set: a plan built meanwhile sees it
+
+    async def adispatch(
+        self,
+        name: str,
+        args: Mapping[str, Any] | str,
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
+    ) -> str | dict[str, Any]:
+        """The async twin of ``dispatch``: sync handlers run in a worker thread."""
+        return await self._adispatch_bound(name, args, None, progress, kwargs)
+
+    async def _adispatch_bound(
+        self,
+        name: str,
+        args: Any,
+        call_id: str | None,
+        progress: ProgressCallback | None,
+        kwargs: dict[str, Any],
+    ) -> str | dict[str, Any]:
+        # Every async call binds its scope: calls sharing one loop each run in a
+        # task of their own, and the scope is what tells their contexts apart.
+        try:
+            with call_scope(name if type(name) is str else "", progress, call_id):
+                if self._wrapped:
+                    return await self._wrapped_adispatch(name, args, call_id, kwargs)
+                return await self._adispatch(name, args, kwargs)
+        except BaseException as exc:
+            if cancelled_from_outside(exc):
+                raise
+            return internal(name, exc)
+
+    async def _adispatch(
+        self, name: str, args: Any, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        plan = self._plans.get(name) or self._plan(name)
+        if plan is None:
+            return unknown(name)
+        entry = plan.entry
+        args, problem = checked(plan, args)
+        if problem is not None:
+            return problem
+        try:
+            if plan.timeout is not None:
+                result = await await_with_deadline(entry, args, kwargs, plan.timeout)
+            elif entry.is_async:
+                result = await awaited(entry.handler(args, **kwargs))
+            else:
+                import asyncio  # deferred: hosts that never go async never pay for it
+
+                result = await asyncio.to_thread(contained, entry.handler, args, **kwargs)
+            if type(result) is CoroutineType:
+                result = await awaited(result)
+        except BaseException as exc:
+            if cancelled_from_outside(exc):
+                raise
+            return call_failed(plan.entry, plan.timeout, exc)
+        if type(result) is str:
+            return cap(entry, result)
+        return off_contract(entry, result)
+
+    def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
+        """Install (or with None, remove) the hooks around every dispatch. Host only."""
+        self._callers.require_host("change the dispatch hooks")
+        self._dispatch_hooks = hooks
+        self._wrapped = hooks is not None or self._tracing is not None
+        self._drop_plans()  # after _wrapped is set: a plan built meanwhile sees it
+
+    def _dispatch(
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        """``dispatch`` without the hooks: the general path, which covers the fast one."""
+        plan = self._plans.get(name) or self._plan(name)
+        if plan is None:
+            return unknown(name)
+        return dispatch_checked(plan, args, kwargs)
+
+    def _hooked_dispatch(
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        hooks = self._dispatch_hooks
+        try:
+            if hooks is None or type(name) is not str:
+                return self._dispatch(name, args, kwargs)
+            # Hooks read the arguments as the handler will: never as a JSON string.
+            args, problem = parsed(name, args)
+            if problem is not None:
+                return problem
+            refusal = hooks.before(name, args)
+            if refusal is not None:
+                return blocked(name, refusal)
+            result = self._dispatch(name, args, kwargs)
+            after = hooks.after(name, args, result)
+            return after if type(after) is str else hook_result(name, after)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            return internal(name, exc)
+
+    async def _hooked_adispatch(
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        hooks = self._dispatch_hooks
+        if hooks is None or type(name) is not str:
+            return await self._adispatch(name, args, kwargs)
+        try:
+            args, problem = parsed(name, args)
+            if problem is not None:
+                return problem
+            # Hooks are synchronous and may block: keep them off the event loop.
+            import asyncio
+
+            refusal = await asyncio.to_thread(contained, hooks.before, name, args)
+            if refusal is not None:
+                return blocked(name, refusal)
+            result = await self._adispatch(name, args, kwargs)
+            after = await asyncio.to_thread(contained, hooks.after, name, args, result)
+            return after if type(after) is str else hook_result(name, after)
+        except BaseException as exc:
+            if cancelled_from_outside(exc):
+                raise
+            return internal(name, exc)
