@@ -26,9 +26,10 @@ from toolreg import (
 from .._loaders.stdout_guard import fd1_to_stderr
 from .._mcp_serve import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN_ENV
 from ._commands import _did_you_mean, load
+from ._definition_flags import definition_flags
 from ._doctor import workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
-from ._help import more_help
+from ._help import Epilog, HelpFormatter
 from ._logs import quiet_loading
 from ._state import state
 
@@ -41,7 +42,7 @@ log = logging.getLogger("toolreg.serve")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 
-EPILOG = (
+EPILOG = Epilog(
     """\
 MCP client config (stdio; the client starts the server):
   {"mcpServers": {"toolreg": {"command": "toolreg", "args": ["serve"]}}}
@@ -59,9 +60,8 @@ unless --insecure-no-auth says so. Probes for balancers and orchestrators,
 without Host check or token: GET /healthz (200 while the process serves) and
 GET /readyz (503 while the tools load, then 200).
 Needs the MCP SDK: pip install 'toolreg-core[mcp]'.
-"""
-    + more_help("mcp")
-    + "\n"
+""",
+    "mcp",
 )
 
 
@@ -69,11 +69,11 @@ def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentP
     """The ``serve`` subcommand's arguments."""
     p = sub.add_parser(
         "serve",
-        parents=[parent],
+        parents=[parent, definition_flags()],
         help="offer the tools to MCP clients (stdio or streamable HTTP)",
         description="Offer the registry's available tools to MCP clients.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "--transport",
@@ -208,6 +208,8 @@ def _serve(
         reload=lambda: _reload(args),
         max_calls=args.max_calls,
         max_calls_per_session=args.max_calls_per_session,
+        inline_refs=args.inline_refs,
+        optional_as_absent=args.optional_as_absent,
     )
     server.reload_pending = reload_first  # a SIGHUP that came while loading
     count = len(server.definitions())
