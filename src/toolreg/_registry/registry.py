@@ -361,11 +361,12 @@ class ToolRegistry:
         return self._dispatcher.adispatch(name, args, progress=progress, **kwargs)
 
     def dispatch_many(self, *args: Any, **kwargs: Any) -> list[str | dict[str, Any]]:
-        """``dispatch_many(calls, max_concurrency=8)``: run calls concurrently, results in order.
+        """``dispatch_many(calls, max_concurrency=8, *, progress=None)``: calls run concurrently.
 
         Each call is ``(name, args)`` or ``(name, args, call_id)`` and a
         ``dispatch`` of its own (hooks, its timeout, its errors as tool_error
-        results); ValueError for a ``max_concurrency`` below 1.
+        results); the results come in call order. ValueError for a
+        ``max_concurrency`` below 1.
         """
         return self._batches.dispatch_many(*args, **kwargs)
 
