@@ -169,3 +169,29 @@ def test_a_schema_checked_once_is_not_trusted_for_another_dict_with_its_id(reg):
         reg.register("u", "ts", bad, ok)
     with pytest.raises(ValueError, match="names a different tool"):
         reg.register("v", "ts", good, ok)  # the cached verdict never skips the name check
+
+
+def test_a_schema_checked_by_content_is_not_trusted_for_other_types(reg):
+    # Equal as JSON, not as Python: a tuple where the rule wants a list.
+    good = {"parameters": {"type": "object", "properties": {"p": {}}, "required": ["p"]}}
+    reg.register("t", "ts", good, ok)
+    bad = {"parameters": {"type": "object", "properties": {"p": {}}, "required": ("p",)}}
+    with pytest.raises(ValueError, match="'u'.*required"):
+        reg.register("u", "ts", bad, ok)
+
+
+def test_a_checked_schema_changed_afterwards_is_checked_again_as_a_new_dict(reg):
+    shared = {"parameters": {"type": "object", "properties": {"p": {"type": "string"}}}}
+    reg.register("t", "ts", shared, ok)
+    shared["parameters"]["properties"]["p"] = "not a schema"
+    copied = {"parameters": {"type": "object", "properties": {"p": "not a schema"}}}
+    with pytest.raises(ValueError, match="'u'.*properties.p"):
+        reg.register("u", "ts", copied, ok)
+
+
+def test_a_value_json_cannot_encode_is_refused_every_time(reg):
+    for name in ("t", "u"):
+        bad = {"parameters": {"type": "object", "properties": {"p": {"enum": {1, 2}}}}}
+        with pytest.raises(ValueError, match=f"'{name}'.*JSON-serialisable"):
+            reg.register(name, "ts", bad, ok)
+    assert len(reg) == 0
