@@ -6,6 +6,7 @@ import itertools
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -70,9 +71,26 @@ class DecisionLog:
     ) -> None:
         """Log the decision ``action`` about ``entry``; cheap, since every write does it."""
         with self._lock:
-            self._seq += 1
-            raw = (self._seq, time.time(), action, entry, owner, reason)
-            self._items.append((*raw, previous, previous_owner, generation))
+            self._seq = seq = self._seq + 1
+            now = time.time()
+            self._items.append(
+                (seq, now, action, entry, owner, reason, previous, previous_owner, generation)
+            )
+
+    def record_many(
+        self,
+        decisions: Iterable[tuple[Action, ToolEntry, str, ToolEntry | None, str | None]],
+        generation: int,
+    ) -> None:
+        """``record`` for each (action, entry, owner, previous, previous owner) of one write."""
+        with self._lock:
+            now = time.time()
+            seq = self._seq
+            append = self._items.append
+            for action, entry, owner, previous, previous_owner in decisions:
+                seq += 1
+                append((seq, now, action, entry, owner, "", previous, previous_owner, generation))
+            self._seq = seq
 
     def snapshot(self, since: int = 0) -> list[Decision]:
         with self._lock:
