@@ -12,7 +12,7 @@ import marshal
 from collections.abc import Callable
 from typing import Any
 
-from .names import TOOL_NAME_RE, check_tool_name
+from .names import check_tool_name, is_tool_name
 from .schema_limits import check_validatable
 
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
@@ -40,7 +40,7 @@ _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> None:
     """Raise ValueError, naming the tool, when a registration is malformed."""
-    if type(name) is not str or not TOOL_NAME_RE.fullmatch(name):
+    if type(name) is not str or not is_tool_name(name):
         check_tool_name(name)  # the rule's own message; a str subclass takes the long way
     if not isinstance(toolset, str) or not toolset:
         raise ValueError(f"Tool {name!r}: toolset must be a non-empty string, got {toolset!r}")
