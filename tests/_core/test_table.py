@@ -195,3 +195,35 @@ def test_a_value_json_cannot_encode_is_refused_every_time(reg):
         with pytest.raises(ValueError, match=f"'{name}'.*JSON-serialisable"):
             reg.register(name, "ts", bad, ok)
     assert len(reg) == 0
+
+
+def test_reading_decisions_while_writers_write_sees_them_in_order():
+    """The log takes no lock: a reader copies it in one step, and never trips a writer."""
+    reg = ToolRegistry(decision_log_size=50)
+    stop, problems = threading.Event(), []
+
+    def reader():
+        since = 0
+        while not stop.is_set():
+            try:
+                seqs = [d.seq for d in reg.decisions(since)]
+            except Exception as exc:  # noqa: BLE001 - any failure is the finding
+                problems.append(repr(exc))
+                return
+            if seqs != sorted(set(seqs)) or (seqs and seqs[0] <= since):
+                problems.append(f"out of order after {since}: {seqs[:5]}")
+            since = seqs[-1] if seqs else since
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for n in range(2000):
+        reg.register(f"t{n % 30}", "ts", schema(f"t{n % 30}"), ok)
+        if n % 100 == 0:
+            with reg.batch():
+                reg.register_many([{"name": f"b{n}", "toolset": "b", "schema": {}, "handler": ok}])
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert problems == []
+    assert reg.decisions()[-1].seq == reg.last_decision_seq

@@ -130,7 +130,8 @@ class Callers:
             reason=reason,
             generation=self._generation(),
         )
-        self._log.append(decision)
+        with self._lock:  # the log's writers are ordered by the writer lock
+            self._log.append(decision)
         listener = self.refusal_listener() if self.refusal_listener is not None else None
         if listener is not None:
             listener(decision)
@@ -171,7 +172,7 @@ class CallSite:
         self.first_frame: FrameType = sys._getframe(depth + 1)
         book = callers.policies
         self._bound = book.bound
-        self._plugins = book.involved(self.first_frame)
+        self._plugins = book.involved(self.first_frame) if self._bound else []
         self._builtin: bool | None = None  # walked for only when no plugin is involved
 
     def refresh(self) -> None:
@@ -185,7 +186,9 @@ class CallSite:
         """Who registers ``handler`` into ``toolset`` from this stack."""
         callers = self._callers
         origins = handler_origins(handler)
-        plugins = callers.policies.with_files(self._plugins, origins)
+        plugins = self._plugins
+        if self._bound:
+            plugins = callers.policies.with_files(plugins, origins)
         acting = callers._acting.policy
         if acting is not None:
             return callers._owner(acting.plugin_id, acting), [acting, *plugins]

@@ -22,7 +22,7 @@ import dataclasses
 import fnmatch
 import importlib.util
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import FrameType, FunctionType
 from typing import Any
@@ -176,7 +176,8 @@ class PolicyBook:
     """
 
     def __init__(self) -> None:
-        self._by_namespace: dict[str, PluginPolicy] = {}
+        #: Namespace -> policy; a new dict after every bind or unbind, never changed.
+        self.bound: dict[str, PluginPolicy] = {}
         # filename as the code object spells it -> its plugin (None: no plugin's).
         self._memo: dict[str, PluginPolicy | None] = {}
         # filename as the code object spells it -> its real path, resolved once.
@@ -188,15 +189,10 @@ class PolicyBook:
         self._pending: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self._by_namespace)
-
-    @property
-    def bound(self) -> Mapping[str, PluginPolicy]:
-        """Namespace -> policy; a new mapping after every bind or unbind, never changed."""
-        return self._by_namespace
+        return bool(self.bound)
 
     def get(self, namespace: str) -> PluginPolicy | None:
-        return self._by_namespace.get(namespace)
+        return self.bound.get(namespace)
 
     def bind(
         self,
@@ -227,11 +223,11 @@ class PolicyBook:
         return policy
 
     def unbind(self, namespace: str) -> PluginPolicy | None:
-        policies = dict(self._by_namespace)
+        policies = dict(self.bound)
         policy = policies.pop(namespace, None)
         # Policies first, then the memo: a reader that takes the new memo
         # (it reads the memo first) then sees the new policies too.
-        self._by_namespace = policies
+        self.bound = policies
         if policy is not None:
             self._memo = self._revise(policy, None)
         self._pending = self._pending - {namespace}
@@ -258,15 +254,15 @@ class PolicyBook:
                 real = self._resolve(filename)
                 if len(self._real) < _MEMO_LIMIT:
                     self._real[filename] = real
-            found = _owner_of_file(real, list(self._by_namespace.values()))
+            found = _owner_of_file(real, list(self.bound.values()))
         if len(memo) < _MEMO_LIMIT:
             memo[filename] = found
         return found
 
     def _replace(self, policies: dict[str, PluginPolicy]) -> None:
         """Bind (or rebind) namespaces, revising the memo for each."""
-        previous = self._by_namespace
-        self._by_namespace = {**previous, **policies}
+        previous = self.bound
+        self.bound = {**previous, **policies}
         memo = self._memo
         for namespace, policy in policies.items():
             self._memo = memo = self._revise(previous.get(namespace), policy, memo)
@@ -310,7 +306,7 @@ class PolicyBook:
             return None
         located = {}
         for namespace in self._pending:
-            policy = self._by_namespace.get(namespace)
+            policy = self.bound.get(namespace)
             found = _namespace_paths(namespace) if policy is not None else ()
             if policy is not None and found:
                 located[namespace] = dataclasses.replace(policy, paths=found)
@@ -333,7 +329,7 @@ class PolicyBook:
         is looked up once.
         """
         found: list[PluginPolicy] = []
-        if not self._by_namespace:
+        if not self.bound:
             return found
         memo, lookup = self._memo, self.policy_of_file
         filename = None
@@ -358,7 +354,7 @@ class PolicyBook:
 
         ``found`` itself is left as it was: a batch shares its stack's list.
         """
-        if not self._by_namespace:
+        if not self.bound:
             return found
         plugins = found
         for _, filename in origins:
