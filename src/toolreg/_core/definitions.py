@@ -149,8 +149,9 @@ class Definitions:
         # wait a whole switch interval.
         self._lock = threading.Lock()
 
-    def forget(self, names: Iterable[str]) -> None:
-        """The table changed ``names``: drop their definitions; the next read patches the lists.
+    def forget(self, names: Iterable[str], generation: int) -> None:
+        """The table changed ``names``, making ``generation``: drop their definitions;
+        the next read patches the lists.
 
         The table's change listener calls this under the writer lock on every
         write, so it does work in proportion to the write, never to the table,
@@ -163,7 +164,7 @@ class Definitions:
         if self._memo:
             self._memo.clear()  # every memo is of an older generation now
         self._written += 1
-        self._writes.append((self._written, self._table.generation, names))
+        self._writes.append((self._written, generation, names))
 
     def _patch_layouts(self) -> None:
         """Bring the kept layouts up to the table for the writes since; caller holds the lock.

@@ -84,13 +84,13 @@ class ToolRegistry:
         for read in AvailabilityView.READS:  # annotated below, under "availability"
             setattr(self, read, getattr(view, read))
 
-    def _table_changed(self, names: Iterable[str]) -> None:
+    def _table_changed(self, names: Iterable[str], generation: int) -> None:
         # Under the writer lock, after the write is visible. A bulk write
         # swaps in a new dict: get_entry follows it.
         self.get_entry = self._table.live.get  # type: ignore[method-assign]
         self._dispatcher.forget(names)
         self._batches.forget(names)
-        self._definitions.forget(names)
+        self._definitions.forget(names, generation)
 
     def __repr__(self) -> str:
         return f"<ToolRegistry tools={len(self)} generation={self.generation}>"

@@ -41,7 +41,10 @@ class ToolTable:
         self._state = TableState(log)
         # Rows a batch has admitted and not yet swapped in; only ever set while
         # the batching thread holds the lock.
-        self._staged: dict[str, tuple[Row, Action]] | None = None
+        self._staged: dict[str, Row] | None = None
+        # The decision each staged name gets at the swap: its first write's,
+        # against what stood there before the batch.
+        self._staged_actions: dict[str, Action] = {}
         # The stack add_all read once for its registrations; only ever set while
         # the batching thread holds the lock, and only used by register calls
         # made from that very frame.
@@ -98,10 +101,12 @@ class ToolTable:
         """Write one checked entry, if the gate admits it; None when rejected."""
         site = self._site
         if site is not None and site.first_frame is sys._getframe(2):
-            site.refresh()  # register called by add_all's own loop: its stack, read once
-        else:
-            site = CallSite(self._callers, 2)
-        owner, plugins = site.owner(entry.toolset, entry.handler)
+            # register called by add_all's own loop, which holds the lock: its
+            # stack, read once.
+            site.refresh()
+            owner, plugins = site.owner(entry.toolset, entry.handler)
+            return self._write(entry, options, override, owner, plugins)
+        owner, plugins = CallSite(self._callers, 2).owner(entry.toolset, entry.handler)
         with self._lock:
             return self._write(entry, options, override, owner, plugins)
 
@@ -140,10 +145,8 @@ class ToolTable:
             return None
         staged = self._staged
         if staged is not None:
-            # Logged once, at the swap, against what stood there before the batch.
-            earlier = staged.get(entry.name)
-            action = earlier[1] if earlier is not None else action
-            staged[entry.name] = ((entry, owner, options), action)
+            staged[entry.name] = (entry, owner, options)
+            self._staged_actions.setdefault(entry.name, action)
         else:
             self._state.put(entry, owner, options, action)
         return entry
@@ -162,21 +165,20 @@ class ToolTable:
             if self._staged is not None:
                 yield  # nested: part of the outer batch
                 return
-            self._staged = {}
+            self._staged, self._staged_actions = {}, {}
             try:
                 yield
                 self._flush_batch()
             finally:
-                self._staged = None
+                self._staged, self._staged_actions = None, {}
 
     def _flush_batch(self) -> None:
         """Swap in what a batch staged so far (if any); caller holds the lock."""
         staged = self._staged
         if staged:
-            self._staged = {}
-            rows = {name: row for name, (row, _) in staged.items()}
-            actions = {name: action for name, (_, action) in staged.items()}
-            self._state.swap(rows, (), None, actions)
+            actions = self._staged_actions
+            self._staged, self._staged_actions = {}, {}
+            self._state.swap(staged, (), None, actions)
 
     def _admit(
         self, entry: ToolEntry, owner: Owner, plugins: list[PluginPolicy], override: bool
@@ -184,7 +186,7 @@ class ToolTable:
         """Apply the conflict rules; None means rejected (logged and recorded)."""
         staged = self._staged.get(entry.name) if self._staged else None
         if staged is not None:
-            (existing, previous, _), _ = staged
+            existing, previous, _ = staged
         else:
             existing = self._state.live.get(entry.name)
             previous = self._state.owned.get(entry.name)

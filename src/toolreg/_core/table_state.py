@@ -21,8 +21,9 @@ from .ownership import Owner
 
 #: One row of the table, the unit of a write.
 Row = tuple[ToolEntry, Owner, ToolOptions]
-#: Told the names a write changed, after it is visible and before the lock is let go.
-ChangeListener = Callable[[Iterable[str]], None]
+#: Told the names a write changed and the generation it made, after it is
+#: visible and before the lock is let go.
+ChangeListener = Callable[[Iterable[str], int], None]
 
 
 class TableState:
@@ -100,7 +101,7 @@ class TableState:
         before = old_owner.label if old_owner is not None else None
         self._log.record(verb, entry, owner.label, "", old, before, self.generation)
         if self.listener is not None:
-            self.listener((name,))
+            self.listener((name,), self.generation)
 
     def drop(self, name: str) -> None:
         """Remove one tool in place and record it."""
@@ -111,7 +112,7 @@ class TableState:
         self.generation += 1
         self._log.record("deregistered", old, owner.label, "", None, None, self.generation)
         if self.listener is not None:
-            self.listener((name,))
+            self.listener((name,), self.generation)
 
     def _leave(self, toolset: str, name: str) -> None:
         members = self.toolsets.get(toolset)
@@ -196,5 +197,5 @@ class TableState:
         self.live = tools
         self.generation += 1
         if self.listener is not None:
-            self.listener(set(removed) | added.keys())
+            self.listener(set(removed) | added.keys(), self.generation)
         self._log.record_many(decisions, self.generation)
