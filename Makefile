@@ -42,7 +42,7 @@ test-install: $(DEV_STAMP)
 # Three stateless replicas behind HAProxy, one killed mid-run (about a minute;
 # needs the haproxy binary, else it skips and says why). CI runs it after `test`.
 test-scaleout: $(DEV_STAMP)
-	$(BIN)/python -m pytest -m scaleout -rA tests/_mcp/test_scaleout.py
+	$(BIN)/python -m pytest -m scaleout -rA tests/_mcp_serve/test_scaleout.py
 
 # The documentation site, from mkdocs.yml, into build/site; any warning fails it.
 # (Material for MkDocs announces its successor on every build; said once is enough.)

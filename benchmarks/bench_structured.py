@@ -27,7 +27,7 @@ import sys
 from harness import FULL, QUICK, Result, print_table, time_statements
 
 from toolreg import ToolRegistry, tool
-from toolreg._mcp.server_results import StructuredResults, call_result
+from toolreg._mcp_serve.server_results import StructuredResults, call_result
 
 PARAMETERS = {"type": "object", "properties": {"n": {"type": "integer"}}}
 ARGS = {"n": 3}

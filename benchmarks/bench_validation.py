@@ -22,7 +22,7 @@ import sys
 from harness import FULL, QUICK, Config, Result, print_table, time_calls, time_statements
 
 from toolreg import ToolRegistry
-from toolreg._contract import validation
+from toolreg._schemas import validation
 
 PARAMETERS = {
     "type": "object",

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from toolreg import tool_error, tool_result
-from toolreg._contract.bounded_regex import RegexTimeout, time_budget
+from toolreg._schemas.bounded_regex import RegexTimeout, time_budget
 from toolreg.workspace import DIR_FLAGS, FILE_FLAGS, Opened, open_file_or_directory
 
 from ._common import guarded, int_arg, str_arg

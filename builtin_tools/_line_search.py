@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from toolreg._contract.bounded_regex import BoundedPattern
+from toolreg._schemas.bounded_regex import BoundedPattern
 
 _LEADING_FLAGS = re.compile(r"\(\?[aimsu]+\)")
 # Deliberately coarse: a false alarm only costs speed (e.g. an escaped "\(?").

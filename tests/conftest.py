@@ -280,6 +280,17 @@ PNG_BASE64 = (
 )
 
 
+class KeptClientLog:
+    """A client log (what ``toolreg serve`` binds to each call): keeps what it is sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str, str | None]] = []
+
+    def log(self, level: str, message: str, logger: str | None = None) -> bool:
+        self.sent.append((level, message, logger))
+        return True
+
+
 class BlockingHooks:
     """Dispatch hooks of the kind an audit pack installs: they refuse greeting Mallory."""
 

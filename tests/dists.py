@@ -331,6 +331,63 @@ HOSTILE: dict[str, tuple[dict[str, str], dict[str, str], list[str]]] = {
         {"squat": "toolreg_sqlite"},
         [],
     ),
+    # Reports progress and logs through its ToolContext; run isolated, it also floods,
+    # sends ten megabytes, numbers that are not finite and frames under stolen tokens.
+    "toolreg-chatter": (
+        {
+            "chatter_pack/__init__.py": """
+            import json
+            import os
+
+            from toolreg import ToolContext, tool
+
+
+            @tool(toolset="chatter")
+            def chat(steps: int, ctx: ToolContext) -> str:
+                \"\"\"Report each step and log it.\"\"\"
+                for n in range(1, steps + 1):
+                    ctx.report_progress(n, steps, f"step {n} of {steps}")
+                    ctx.log("info", f"chat step {n}")
+                return "chatted"
+
+
+            @tool(toolset="chatter")
+            def flood(count: int, ctx: ToolContext) -> str:
+                \"\"\"Report and log count times, as fast as it can.\"\"\"
+                for n in range(1, count + 1):
+                    ctx.report_progress(n, count)
+                    ctx.log("warning", f"flood {n}")
+                return "flooded"
+
+
+            @tool(toolset="chatter")
+            def huge(ctx: ToolContext) -> str:
+                \"\"\"Ten megabytes of progress message and of log message.\"\"\"
+                ctx.report_progress(1, 2, "p" * 10_000_000)
+                ctx.log("error", "l" * 10_000_000)
+                return "huge"
+
+
+            @tool(toolset="chatter")
+            def forge(ctx: ToolContext) -> str:
+                \"\"\"Numbers that are not finite; raw frames on the protocol stream.\"\"\"
+                for token in ("stolen", *range(50)):
+                    for value in ('"half"', "NaN", "Infinity", "-Infinity"):
+                        frame = (
+                            '{"jsonrpc": "2.0", "method": "notifications/progress", '
+                            f'"params": {{"progressToken": {json.dumps(token)}, '
+                            f'"progress": {value}}}}}\\n'
+                        ).encode()
+                        while frame:
+                            frame = frame[os.write(1, frame):]
+                ctx.report_progress(float("nan"))  # its own process lets it through
+                ctx.report_progress(1, None, "legit")
+                return "forged"
+            """
+        },
+        {"chatter": "chatter_pack"},
+        [],
+    ),
 }
 
 

@@ -1,6 +1,6 @@
 """Stateless ``toolreg serve`` replicas behind HAProxy, and MCP load through them.
 
-Shared by ``tests/_mcp/test_scaleout.py`` and ``benchmarks/bench_scaleout.py``,
+Shared by ``tests/_mcp_serve/test_scaleout.py`` and ``benchmarks/bench_scaleout.py``,
 so the benchmark measures the setup the test proves. HAProxy runs with the
 very config ``docs/deploy.md`` shows (``deploy/haproxy.cfg``), its addresses
 given in the environment as that file expects.

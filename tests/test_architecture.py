@@ -18,11 +18,15 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "toolreg"
 LAYERS = (
     ("hookspecs",),  # the hook contract: pluggy only
     ("_contract",),
+    ("_schemas",),
     ("_authoring",),
     ("_core",),
+    ("_dispatch", "_definitions"),  # side by side: neither imports the other
+    ("_registry",),
     ("_policy",),
     ("_discovery",),
     ("_mcp",),
+    ("_mcp_serve",),
     ("_loaders",),
     # the faces
     (
@@ -150,3 +154,20 @@ def test_no_class_is_assembled_from_mixins(path):
         if isinstance(node, ast.ClassDef) and node.name.endswith("Mixin")
     ]
     assert not mixins, f"{module_name(path)} defines {mixins}"
+
+
+#: A subpackage a reader can hold in mind (the faces are public and exempt).
+MAX_MODULES = 13
+
+
+PRIVATE_PACKAGES = sorted(
+    p for p in SRC.iterdir() if p.name.startswith("_") and (p / "__init__.py").exists()
+)
+
+
+@pytest.mark.parametrize("package", PRIVATE_PACKAGES, ids=lambda p: p.name)
+def test_each_private_subpackage_stays_small(package):
+    modules = [p for p in package.glob("*.py") if p.name != "__init__.py"]
+    assert len(modules) <= MAX_MODULES, (
+        f"{package.name} holds {len(modules)} modules: split it along a docs/architecture.md line"
+    )

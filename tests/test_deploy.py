@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from toolreg._mcp.probes import LIVENESS_PATH, READINESS_PATH
+from toolreg._mcp_serve.probes import LIVENESS_PATH, READINESS_PATH
 from toolreg.cli._serve import DEFAULT_PORT
 
 ROOT = Path(__file__).resolve().parent.parent

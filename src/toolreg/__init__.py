@@ -15,28 +15,16 @@ from ._contract.version import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._authoring.decorator import tool
-    from ._contract.definition_types import (
-        AnthropicToolDefinition,
-        DefinitionFormat,
-        GeminiFunctionDeclaration,
-        McpToolDefinition,
-        OpenAIFunction,
-        OpenAIResponsesToolDefinition,
-        OpenAIToolDefinition,
-    )
     from ._contract.entry import ToolEntry, ToolOptions
     from ._contract.result_messages import tool_result_message
     from ._contract.results import is_tool_error, tool_error, tool_result
     from ._contract.tool_context import ToolContext, current_context
     from ._core.decisions import Decision
-    from ._core.dispatch import DispatchHooks
     from ._core.ownership import PluginPolicy
-    from ._core.registry import ToolRegistry, registry
-    from ._core.strict_tools import strict_arguments, strict_refusals
-    from ._core.tracing_switch import enable_tracing
-    from ._core.workers import worker_stats
     from ._discovery.builtins import discover_builtin_tools, get_discovery_failures
     from ._discovery.cache_files import get_cache_problems
+    from ._dispatch.dispatch import DispatchHooks
+    from ._dispatch.workers import worker_stats
     from ._loaders.api import get_plugin_host, load_plugins, reload_plugins, unload_plugin
     from ._loaders.hook_runner import HookFailure
     from ._loaders.plugins import PluginHost
@@ -46,24 +34,36 @@ if TYPE_CHECKING:
     from ._mcp.manager import McpManager
     from ._policy.apply_config import apply_config, apply_toolset_config
     from ._policy.config import Config, ConfigError, load_config, parse_config
+    from ._registry.registry import ToolRegistry, registry
+    from ._registry.strict_tools import strict_arguments, strict_refusals
+    from ._registry.tracing_switch import enable_tracing
+    from ._schemas.definition_types import (
+        AnthropicToolDefinition,
+        DefinitionFormat,
+        GeminiFunctionDeclaration,
+        McpToolDefinition,
+        OpenAIFunction,
+        OpenAIResponsesToolDefinition,
+        OpenAIToolDefinition,
+    )
     from .hookspecs import hookimpl
 del TYPE_CHECKING
 
 #: Where each public name is defined, relative to this package.
 _SOURCES = {
-    "AnthropicToolDefinition": "._contract.definition_types",
+    "AnthropicToolDefinition": "._schemas.definition_types",
     "Config": "._policy.config",
     "ConfigError": "._policy.config",
     "Decision": "._core.decisions",
-    "DefinitionFormat": "._contract.definition_types",
-    "DispatchHooks": "._core.dispatch",
-    "GeminiFunctionDeclaration": "._contract.definition_types",
+    "DefinitionFormat": "._schemas.definition_types",
+    "DispatchHooks": "._dispatch.dispatch",
+    "GeminiFunctionDeclaration": "._schemas.definition_types",
     "HookFailure": "._loaders.hook_runner",
     "McpManager": "._mcp.manager",
-    "McpToolDefinition": "._contract.definition_types",
-    "OpenAIFunction": "._contract.definition_types",
-    "OpenAIResponsesToolDefinition": "._contract.definition_types",
-    "OpenAIToolDefinition": "._contract.definition_types",
+    "McpToolDefinition": "._schemas.definition_types",
+    "OpenAIFunction": "._schemas.definition_types",
+    "OpenAIResponsesToolDefinition": "._schemas.definition_types",
+    "OpenAIToolDefinition": "._schemas.definition_types",
     "PluginHost": "._loaders.plugins",
     "PluginOutcome": "._loaders.report",
     "PluginPolicy": "._core.ownership",
@@ -72,12 +72,12 @@ _SOURCES = {
     "ToolContext": "._contract.tool_context",
     "ToolEntry": "._contract.entry",
     "ToolOptions": "._contract.entry",
-    "ToolRegistry": "._core.registry",
+    "ToolRegistry": "._registry.registry",
     "apply_config": "._policy.apply_config",
     "current_context": "._contract.tool_context",
     "apply_toolset_config": "._policy.apply_config",
     "discover_builtin_tools": "._discovery.builtins",
-    "enable_tracing": "._core.tracing_switch",
+    "enable_tracing": "._registry.tracing_switch",
     "get_cache_problems": "._discovery.cache_files",
     "get_discovery_failures": "._discovery.builtins",
     "get_mcp_manager": "._mcp.api",
@@ -87,18 +87,18 @@ _SOURCES = {
     "load_config": "._policy.config",
     "load_plugins": "._loaders.api",
     "parse_config": "._policy.config",
-    "registry": "._core.registry",
+    "registry": "._registry.registry",
     "reload_plugins": "._loaders.api",
     "start_mcp": "._mcp.api",
     "stop_mcp": "._mcp.api",
-    "strict_arguments": "._core.strict_tools",
-    "strict_refusals": "._core.strict_tools",
+    "strict_arguments": "._registry.strict_tools",
+    "strict_refusals": "._registry.strict_tools",
     "tool": "._authoring.decorator",
     "tool_error": "._contract.results",
     "tool_result": "._contract.results",
     "tool_result_message": "._contract.result_messages",
     "unload_plugin": "._loaders.api",
-    "worker_stats": "._core.workers",
+    "worker_stats": "._dispatch.workers",
 }
 
 #: Public names whose modules need the optional MCP SDK.

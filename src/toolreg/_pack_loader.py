@@ -13,7 +13,6 @@ import sys
 from types import ModuleType
 
 from ._contract.names import BUILTIN_NAMESPACE
-from ._core.registry import ToolRegistry
 from ._discovery.builtins import discover_builtin_tools
 from ._discovery.entrypoints import PackRecord, find_packs
 from ._loaders.api import _hosts
@@ -22,6 +21,7 @@ from ._loaders.plugins import PluginHost
 from ._loaders.report import PluginReport
 from ._policy.config import Config, parse_config
 from ._policy.config import plugin_id as canonical_id
+from ._registry.registry import ToolRegistry
 
 __all__ = ["PackLoader", "resolve_pack"]
 

@@ -20,14 +20,14 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from ._contract.formats import FORMATS
 from ._contract.results import is_tool_error
 from ._contract.schema_checks import parameters_of
-from ._core.registry import ToolRegistry
 from ._loaders.report import PluginReport
 from ._pack_loader import PackLoader, resolve_pack
 from ._policy.admission import DISABLE_AUTOLOAD_ENV, PLUGINS_ENV
 from ._policy.config import CONFIG_ENV
+from ._registry.registry import ToolRegistry
+from ._schemas.formats import FORMATS
 
 __all__ = [
     "OPERATOR_ENV",

@@ -76,9 +76,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def launch_http(port: int) -> subprocess.Popen[bytes]:
-    """The basic server on streamable HTTP; returns once the port accepts."""
-    process = subprocess.Popen([PYTHON, str(SERVERS / "basic_server.py"), "http", str(port)])
+def launch_http(port: int, script: str = "basic_server.py") -> subprocess.Popen[bytes]:
+    """A test server (the basic one) on streamable HTTP; returns once the port accepts."""
+    process = subprocess.Popen([PYTHON, str(SERVERS / script), "http", str(port)])
 
     def accepting() -> bool:
         try:

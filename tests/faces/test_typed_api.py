@@ -22,7 +22,7 @@ from openai.types.shared_params import FunctionDefinition
 
 import toolreg
 from toolreg import ToolRegistry
-from toolreg._contract.formats import FORMATS
+from toolreg._schemas.formats import FORMATS
 
 
 def test_definition_format_names_every_format() -> None:

@@ -106,11 +106,11 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from .._contract.validation import invalid_arguments
+from .._schemas.validation import invalid_arguments
 
 if TYPE_CHECKING:
     from .._contract.entry import CheckFn, SchemaOverrides
-    from .._core.registry import ToolRegistry
+    from .._registry.registry import ToolRegistry
     from .signature_schema import FunctionSchema
 
 F = TypeVar("F", bound=Callable[..., Any])

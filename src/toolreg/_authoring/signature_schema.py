@@ -20,8 +20,7 @@ import functools
 import inspect
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 import docstring_parser
 
@@ -37,8 +36,9 @@ _KINDS_SUPPORTED = "str, int, float, bool, list, dict, Literal, an Enum, a Typed
 _SKIPPED_FIRST = ("self", "cls")
 
 
-@dataclass(frozen=True)
-class Param:
+# NamedTuples, not frozen dataclasses: importing this module is part of every
+# start-up that loads a decorated tool.
+class Param(NamedTuple):
     """One parameter as the handler fills it in."""
 
     name: str
@@ -50,8 +50,7 @@ class Param:
     fill: Callable[[], Any] | None
 
 
-@dataclass(frozen=True)
-class FunctionSchema:
+class FunctionSchema(NamedTuple):
     """Everything ``@tool`` derives from a function."""
 
     name: str

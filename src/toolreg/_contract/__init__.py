@@ -1,1 +1,1 @@
-"""What tools and hosts agree on: entries, results, schema checks, validation, formats."""
+"""What tools and hosts agree on: names, entries, results, schema checks, contexts."""

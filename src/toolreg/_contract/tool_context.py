@@ -3,10 +3,17 @@
 A ``@tool`` function asks for a :class:`ToolContext` by annotating a parameter
 with it; a hand-written handler calls :func:`current_context`. Whoever runs a
 call with a listener (``dispatch(..., progress=callback)``, ``toolreg serve``
-for a client that sent a ``progressToken``) binds a :class:`CallScope` for the
-length of the call, in a ``ContextVar``: the handler's own thread, a worker
-that copied the caller's context (calls with a timeout) and an async handler's
-task all see it. Plain calls bind nothing and pay nothing.
+for a client that sent a ``progressToken``), and every async call
+(``adispatch``, ``adispatch_many``), binds a :class:`CallScope` for the length
+of the call, in a ``ContextVar``: the handler's own thread, a worker that
+copied the caller's context (calls with a timeout) and an async handler's task
+all see it, and two calls on one event loop each see their own. Plain
+synchronous calls bind nothing and pay nothing.
+
+The records a tool logs through its context, and those of the ``toolreg``
+loggers that log on a call's behalf (``toolreg.dispatch``, ``toolreg.mcp``),
+carry the call as ``tool_name`` and ``tool_call_id`` (None outside a bound
+call).
 """
 
 from __future__ import annotations
@@ -17,13 +24,13 @@ import numbers
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 
-from .client_log import log_to_client, rank
+from .client_log import current_client_log, level_of, log_to_client, rank
 
 #: ``progress(progress, total, message)``: what dispatch's ``progress=`` is called with.
 ProgressCallback = Callable[[float, "float | None", "str | None"], None]
 
 #: Python logging levels of the MCP levels (Python has no notice, alert or emergency).
-_PYTHON_LEVEL = {
+PYTHON_LEVEL = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
     "notice": logging.INFO + 5,
@@ -36,31 +43,61 @@ _PYTHON_LEVEL = {
 #: The attribute a tool's log record carries its MCP level in (serve sends that one).
 MCP_LEVEL = "mcp_level"
 TOOL_LOGGERS = "toolreg.tools"
+#: The record attributes naming the call a record was logged in.
+TOOL_NAME = "tool_name"
+TOOL_CALL_ID = "tool_call_id"
 
 _listener_log = logging.getLogger("toolreg.dispatch")
 
 
 class CallScope:
-    """One call with a listener: the tool's name and where its progress goes."""
+    """One bound call: the tool's name, its call id (from a batch) and where its progress goes."""
 
-    __slots__ = ("tool", "progress")
+    __slots__ = ("tool", "progress", "call_id")
 
-    def __init__(self, tool: str, progress: ProgressCallback | None) -> None:
+    def __init__(
+        self, tool: str, progress: ProgressCallback | None, call_id: str | None = None
+    ) -> None:
         self.tool = tool
         self.progress = progress
+        self.call_id = call_id
 
 
 _scope: ContextVar[CallScope | None] = ContextVar("toolreg_call_scope", default=None)
 
 
 @contextlib.contextmanager
-def call_scope(tool: str, progress: ProgressCallback | None) -> Iterator[None]:
+def call_scope(
+    tool: str, progress: ProgressCallback | None, call_id: str | None = None
+) -> Iterator[None]:
     """Bind a call's scope for the code run inside the block."""
-    token = _scope.set(CallScope(tool, progress))
+    token = _scope.set(CallScope(tool, progress, call_id))
     try:
         yield
     finally:
         _scope.reset(token)
+
+
+def current_scope() -> CallScope | None:
+    """The scope bound to the call this code runs in, or None."""
+    return _scope.get()
+
+
+class CallRecordFilter(logging.Filter):
+    """Stamps each record with the call it was logged in (``tool_name``, ``tool_call_id``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, TOOL_NAME):
+            scope = _scope.get()
+            setattr(record, TOOL_NAME, None if scope is None else scope.tool)
+            setattr(record, TOOL_CALL_ID, None if scope is None else scope.call_id)
+        return True
+
+
+# The loggers that write on a call's behalf; a logger's filter sees only its own
+# records, so each gets one (a tool's own records carry the call as extras).
+for _name in ("toolreg.dispatch", "toolreg.mcp"):
+    logging.getLogger(_name).addFilter(CallRecordFilter())
 
 
 class ToolContext:
@@ -72,15 +109,25 @@ class ToolContext:
     client of the call.
     """
 
-    __slots__ = ("tool", "_progress")
+    __slots__ = ("tool", "call_id", "_progress")
 
-    def __init__(self, tool: str | None, progress: ProgressCallback | None = None) -> None:
-        #: The tool's name; None for ``current_context()`` outside a call that has a listener.
+    def __init__(
+        self,
+        tool: str | None,
+        progress: ProgressCallback | None = None,
+        call_id: str | None = None,
+    ) -> None:
+        #: The tool's name; None for ``current_context()`` outside a bound call.
         self.tool = tool
+        #: The call's id in a ``dispatch_many`` batch, else None.
+        self.call_id = call_id
         self._progress = progress
 
     def __repr__(self) -> str:
-        return f"ToolContext(tool={self.tool!r}, listening={self._progress is not None})"
+        return (
+            f"ToolContext(tool={self.tool!r}, call_id={self.call_id!r}, "
+            f"listening={self._progress is not None})"
+        )
 
     def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -113,14 +160,43 @@ class ToolContext:
         logger is set to drop. ValueError for a level that is not an MCP level.
         """
         rank(level)
-        name = TOOL_LOGGERS if self.tool is None else f"{TOOL_LOGGERS}.{self.tool}"
-        logger = logging.getLogger(name)
-        python_level = _PYTHON_LEVEL[level]
-        if logger.isEnabledFor(python_level):
-            # serve's relay forwards the record, with its MCP level, to the call's client.
-            logger.log(python_level, "%s", message, extra={MCP_LEVEL: level})
-        else:
-            log_to_client(level, str(message), name)
+        log_for_tool(self.tool, self.call_id, level, message)
+
+
+def log_for_tool(
+    tool: str | None,
+    call_id: str | None,
+    level: str,
+    message: str,
+    extra: dict[str, object] | None = None,
+) -> None:
+    """What ``ToolContext.log`` does, for a tool whose messages come from elsewhere (MCP).
+
+    ``level`` must be an MCP level; ``extra`` adds attributes to the record.
+    """
+    name = TOOL_LOGGERS if tool is None else f"{TOOL_LOGGERS}.{tool}"
+    logger = logging.getLogger(name)
+    python_level = PYTHON_LEVEL[level]
+    if logger.isEnabledFor(python_level):
+        # serve's relay forwards the record, with its MCP level, to the call's client.
+        fields = {MCP_LEVEL: level, TOOL_NAME: tool, TOOL_CALL_ID: call_id, **(extra or {})}
+        logger.log(python_level, "%s", message, extra=fields)
+    else:
+        log_to_client(level, str(message), name)
+
+
+def lowest_level_wanted(tool: str) -> str | None:
+    """The lowest MCP level a message of ``tool`` would reach anyone at, or None.
+
+    A client bound to the call (``toolreg serve``) filters for itself, so then
+    everything is wanted; else what the tool's logger lets through.
+    """
+    if current_client_log() is not None:
+        return "debug"
+    levelno = logging.getLogger(f"{TOOL_LOGGERS}.{tool}").getEffectiveLevel()
+    if levelno > logging.CRITICAL:
+        return None
+    return level_of(levelno)
 
 
 def _require_number(what: str, value: object) -> None:
@@ -131,17 +207,19 @@ def _require_number(what: str, value: object) -> None:
 def context_for(tool: str) -> ToolContext:
     """The context ``@tool`` hands tool ``tool``: the current call's listener, if any."""
     scope = _scope.get()
-    return ToolContext(tool, None if scope is None else scope.progress)
+    if scope is None:
+        return ToolContext(tool)
+    return ToolContext(tool, scope.progress, scope.call_id)
 
 
 def current_context() -> ToolContext:
     """The context of the call this code runs in, for hand-written handlers.
 
-    Inside a call that has a listener, it knows the tool's name and reports
-    progress; elsewhere ``report_progress`` does nothing and ``log`` writes to
-    the ``toolreg.tools`` logger.
+    Inside a bound call (one with a listener, or any async call), it knows the
+    tool's name and call id and reports progress; elsewhere ``report_progress``
+    does nothing and ``log`` writes to the ``toolreg.tools`` logger.
     """
     scope = _scope.get()
     if scope is None:
         return ToolContext(None)
-    return ToolContext(scope.tool, scope.progress)
+    return ToolContext(scope.tool, scope.progress, scope.call_id)

@@ -1,1 +1,1 @@
-"""The registry: the table, the write gate, ownership, availability, definitions, dispatch."""
+"""The table of tools: its data, the write gate, ownership, callers, availability."""

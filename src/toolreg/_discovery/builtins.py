@@ -25,8 +25,8 @@ import types
 from typing import TYPE_CHECKING
 
 from toolreg._contract.names import BUILTIN_NAMESPACE
-from toolreg._core.registry import registry
 from toolreg._discovery import scan_cache as _scan_cache
+from toolreg._registry.registry import registry
 
 if TYPE_CHECKING:
     import ast

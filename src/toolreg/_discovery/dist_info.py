@@ -22,7 +22,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .metadata_listing import canonical
 
@@ -36,8 +36,8 @@ _HEADER = re.compile(r"([\x21-\x39\x3b-\x7e]+):[ \t]*(.*)")
 _WANTED_HEADERS = ("name", "version", "requires-dist")
 
 
-@dataclass(frozen=True)
-class DistInfo:
+# NamedTuples, not frozen dataclasses: pack discovery runs on every start-up.
+class DistInfo(NamedTuple):
     """What a metadata folder's own files say about a pack."""
 
     distribution: str
@@ -159,8 +159,7 @@ def requires_toolreg(requirements: Sequence[str]) -> str | None:
 _CODE_SUFFIXES = (".py", ".pyw")
 
 
-@dataclass(frozen=True)
-class InstalledSources:
+class InstalledSources(NamedTuple):
     #: Real paths of the Python sources the RECORD lists.
     files: frozenset[str] = frozenset()
     #: Top-level modules those sources make up (``pkg`` for ``pkg/x.py``).

@@ -21,7 +21,6 @@ import re
 import stat
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 try:  # hashlib would load OpenSSL (a few ms at start-up) for one small digest.
     from _blake2 import blake2b
@@ -37,13 +36,18 @@ _PATH_FINDER_MODULES = frozenset(
 )
 
 
-@dataclass
 class Listing:
-    key: str
-    #: canonical distribution name -> its first metadata directory on the path
-    firsts: dict[str, str] = field(default_factory=dict)
-    #: why a cache hit cannot be checked here (then the cache is not used), or None
-    unverifiable: str | None = None
+    """One walk of the path: the pack cache's key and where each distribution is."""
+
+    # A plain class, not a dataclass: this module is imported on every start-up.
+    __slots__ = ("firsts", "key", "unverifiable")
+
+    def __init__(self, key: str, unverifiable: str | None = None) -> None:
+        self.key = key
+        #: canonical distribution name -> its first metadata directory on the path
+        self.firsts: dict[str, str] = {}
+        #: why a cache hit cannot be checked here (then the cache is not used), or None
+        self.unverifiable = unverifiable
 
 
 def canonical(name: str) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import weakref
 
-from .._core.registry import ToolRegistry
 from .._policy.config import Config, load_config
+from .._registry.registry import ToolRegistry
 from .plugins import PluginHost
 from .report import PluginReport
 

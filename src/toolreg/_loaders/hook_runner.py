@@ -23,7 +23,7 @@ from .._contract.results import (
     printable,
     tool_error,
 )
-from .._core.workers import HOOK_POOL, DeadlineExceeded
+from .._dispatch.workers import HOOK_POOL, DeadlineExceeded
 
 logger = logging.getLogger("toolreg.hooks")
 

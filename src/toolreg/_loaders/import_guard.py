@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
-from .._core.workers import IMPORT_POOL, DeadlineExceeded
+from .._dispatch.workers import IMPORT_POOL, DeadlineExceeded
 
 T = TypeVar("T")
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from .._contract.results import describe_exception, tool_error
 from .._contract.tool_context import ProgressCallback
-from .._core.registry import ToolRegistry
-from .._mcp.server import ToolServer
+from .._mcp_serve.server import ToolServer
+from .._registry.registry import ToolRegistry
 from .hook_runner import HookRunner, _block_message
 from .isolated_wire import HOOK_PREFIX, hook_entry, pack_entry, tool_meta
 from .report import PluginOutcome

@@ -151,7 +151,7 @@ class IsolatedLink(ServerLink):
 
     def forward(self, hook: str, payload: dict[str, Any]) -> Any:
         """Run the pack's ``hook`` in its process; raises if it failed or cannot run."""
-        result = call_sync(self, hook_tool(hook), f"hook {hook}", payload)
+        result = call_sync(self, hook_tool(hook), f"hook {hook}", payload, listen=False)
         if not isinstance(result, str):
             raise HookForwardingError(f"{hook} answered with {type(result).__name__}")
         if is_tool_error(result):

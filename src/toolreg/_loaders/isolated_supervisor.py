@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._core.ownership import PluginPolicy
-from .._core.registry import ToolRegistry
 from .._discovery.entrypoints import PackRecord
 from .._discovery.local_plugins import LocalPlugin
 from .._mcp.link import ReconnectPolicy
 from .._policy.config import Config, McpServerConfig
+from .._registry.registry import ToolRegistry
 from .isolated_environment import child_environment, workspace
 from .isolated_link import IsolatedLink
 from .isolated_wire import CHILD_MODULE, SPEC_ENV, PackSpec

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .._core.registry import ToolRegistry
+    from .._registry.registry import ToolRegistry
 
 # Packs register into ``toolreg.registry`` at import; loading into another
 # registry swaps that name for the duration, one load at a time.

@@ -18,23 +18,12 @@ import threading
 import traceback
 import weakref
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from .._contract.results import describe_exception
 from .._core.decisions import Decision
-from .._core.registry import ToolRegistry
-from .._discovery.dist_info import InstalledSources, installed_sources
-from .._discovery.entrypoints import PackRecord, find_packs
-from .._discovery.local_plugins import LocalPlugin, find_local_plugins, import_local
-from .._policy.admission import (
-    check_compatible,
-    check_enabled,
-    check_identity,
-    check_namespaces,
-    environ,
-)
+from .._discovery.entrypoints import find_packs
 from .._policy.config import Config
 from .._policy.unknown_names import (
     did_you_mean,
@@ -43,26 +32,32 @@ from .._policy.unknown_names import (
     unknown_names,
     warn,
 )
-from .import_guard import ImportTimeout, import_with_deadline
-from .pack_modules import import_target, purge_modules, registry_as_singleton
+from .._registry.registry import ToolRegistry
 from .report import PluginOutcome, PluginReport
 
 if TYPE_CHECKING:
     import pluggy
 
+    from .._discovery.dist_info import InstalledSources
+    from .._discovery.entrypoints import PackRecord
+    from .._discovery.local_plugins import LocalPlugin
     from .hook_runner import HookFailure, HookRunner
     from .isolated_supervisor import IsolatedPacks
 
 logger = logging.getLogger("toolreg.plugins")
 
 
-@dataclass
 class _Active:
     """A loaded plugin and what must be undone to unload it."""
 
-    outcome: PluginOutcome
-    namespaces: tuple[str, ...]
-    objects: list[Any] = field(default_factory=list)
+    __slots__ = ("namespaces", "objects", "outcome")
+
+    def __init__(
+        self, outcome: PluginOutcome, namespaces: tuple[str, ...], objects: list[Any]
+    ) -> None:
+        self.outcome = outcome
+        self.namespaces = namespaces
+        self.objects = objects
 
 
 class PluginHost:
@@ -103,8 +98,11 @@ class PluginHost:
                 packs if packs is not None else find_packs(), key=attrgetter("plugin_id")
             ):
                 report.plugins.append(self._load_pack(record, claimed, realpath))
-            for plugin in find_local_plugins(self.config.plugins.paths):
-                report.plugins.append(self._load_local(plugin))
+            if self.config.plugins.paths:  # the folder scan is imported only for folders
+                from .._discovery.local_plugins import find_local_plugins
+
+                for plugin in find_local_plugins(self.config.plugins.paths):
+                    report.plugins.append(self._load_local(plugin))
             known = {outcome.id for outcome in report} | set(self.active)
             warn(unknown_names(plugin_ids_written(self.config), known))
             warn(unknown_hooks(self.config))
@@ -146,7 +144,16 @@ class PluginHost:
         )
         if record.plugin_id in self.active:
             return self.active[record.plugin_id].outcome
+        # Imported with the first pack: with none installed, listing never needs them.
         from .._contract.version import __version__
+        from .._discovery.dist_info import installed_sources
+        from .._policy.admission import (
+            check_compatible,
+            check_enabled,
+            check_identity,
+            check_namespaces,
+            environ,
+        )
 
         verdict = check_enabled(record.plugin_id, self.config, environ()) or check_compatible(
             record.plugin_id, record.version, record.requires_toolreg, __version__, self.config
@@ -177,6 +184,8 @@ class PluginHost:
         )
         if plugin.plugin_id in self.active:
             return self.active[plugin.plugin_id].outcome
+        from .._policy.admission import check_enabled, environ
+
         verdict = check_enabled(plugin.plugin_id, self.config, environ())
         if verdict is not None:
             outcome.status, outcome.reason = verdict.status, verdict.reason  # type: ignore[assignment]
@@ -194,6 +203,10 @@ class PluginHost:
         sources: InstalledSources | None = None,
         local_file: str | None = None,
     ) -> bool:
+        from .._discovery.local_plugins import LocalPlugin, import_local
+        from .import_guard import ImportTimeout, import_with_deadline
+        from .pack_modules import import_target, purge_modules, registry_as_singleton
+
         plugin_id = outcome.id
         settings = self.config.plugins.entry(plugin_id)
         since = self.registry.last_decision_seq
@@ -335,7 +348,10 @@ class PluginHost:
                 self.pm.unregister(obj)
         for namespace in namespaces:
             self.registry.remove_plugin_override_policy(namespace)
-        purge_modules(namespaces)
+        if namespaces:
+            from .pack_modules import purge_modules
+
+            purge_modules(namespaces)
 
     def _fail(self, outcome: PluginOutcome, exc: BaseException) -> PluginOutcome:
         outcome.status = "refused" if isinstance(exc, PermissionError) else "failed"

@@ -11,8 +11,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .._core.registry import ToolRegistry
     from .._policy.config import Config, McpConfig
+    from .._registry.registry import ToolRegistry
     from .manager import McpManager
 
 _MANAGER = "toolreg._mcp.manager"

@@ -29,11 +29,12 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .._contract.names import toolset_name
 from .._contract.version import __version__
 from .._core.availability import Verdict
-from .._core.registry import ToolRegistry
 from .._policy.config import McpServerConfig
+from .._registry.registry import ToolRegistry
 from ._entries import build_entries, named_tools
 from .claims import NameClaims
 from .transport import connection_lost, describe, open_transport
+from .upstream_relay import ServerRelays
 
 logger = logging.getLogger("toolreg.mcp")
 
@@ -105,6 +106,8 @@ class ServerLink:
         #: The names this manager's servers map their tools to (one per link if alone).
         self.claims = claims if claims is not None else NameClaims()
         self.claims.join(self.name, self._reregister_tools)
+        #: The calls running on the server, and where its log messages go.
+        self.relays = ServerRelays(self)
 
     @property
     def label(self) -> str:
@@ -278,6 +281,7 @@ class ServerLink:
             open_transport(self.config, lost.set),
             mode="auto",
             message_handler=self._on_message,
+            logging_callback=self.relays.on_log,
             cache=None,  # a refresh must see the server's listing, never a cached one
             client_info=mcp_types.Implementation(name="toolreg", version=__version__),
         )

@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._contract.names import toolset_name
-from .._core.registry import ToolRegistry
-from .._core.registry import registry as default_registry
 from .._policy.config import Config, McpConfig, McpServerConfig
+from .._registry.registry import ToolRegistry
+from .._registry.registry import registry as default_registry
 from .claims import NameClaims
 from .link import ReconnectPolicy, ServerLink
 

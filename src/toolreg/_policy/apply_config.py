@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from .._core.registry import ToolRegistry
+from .._registry.registry import ToolRegistry
 from .config import Config
 from .unknown_names import unknown_toolsets, warn
 

@@ -1,4 +1,11 @@
-"""Argument parsing and the ``main`` entry point: turns every outcome into an exit code."""
+"""Argument parsing and the ``main`` entry point: turns every outcome into an exit code.
+
+Each command's module is imported when that command runs, and a command line
+that starts with a command's name gets a parser holding that subcommand alone:
+``toolreg list --json`` pays for neither ``serve``'s arguments nor ``doctor``'s
+imports. Anything else (``--help``, options before the command, a mistyped
+command) gets the whole parser, so its help and errors list every command.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +13,17 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib import import_module
 
 from toolreg import stop_mcp
 
-from ._commands import cmd_call, cmd_list, cmd_show, load
-from ._completion import SHELLS, cmd_completion
-from ._doctor import cmd_doctor
 from ._errors import EXIT_FAILURE, CliError
 from ._help import more_help
 from ._logs import cli_logging
-from ._pip_commands import add_pip_parsers, cmd_install, cmd_uninstall
-from ._plugin_commands import cmd_plugins
-from ._serve import add_serve_parser, cmd_serve
 from ._version import VersionAction
 
-# The definition formats of registry.get_definitions (toolreg._contract.formats.FORMATS).
+# The definition formats of registry.get_definitions (toolreg._schemas.formats.FORMATS).
 FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp")
 
 _EPILOG = f"""\
@@ -31,8 +33,8 @@ internal error; 2 bad usage, bad JSON arguments or a bad config file.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``toolreg`` parser with its four subcommands."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``toolreg`` parser: every subcommand, or only ``command``'s."""
     # -v works before or after the subcommand; SUPPRESS keeps a subcommand that
     # did not see -v from resetting a -v given before it.
     verbose = argparse.ArgumentParser(add_help=False)
@@ -59,15 +61,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-V", "--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, add in _SUBPARSERS.items():
+        if command is None or name == command:
+            add(sub, verbose)
+    return parser
 
+
+def _mcp_switch() -> argparse.ArgumentParser:
     mcp = argparse.ArgumentParser(add_help=False)
     mcp.add_argument(
         "--mcp",
         action="store_true",
         help="connect the MCP servers (without it: their last known tools, marked cached)",
     )
+    return mcp
 
-    p = sub.add_parser("list", parents=[verbose, mcp], help="list registered tools")
+
+def _add_list(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("list", parents=[verbose, _mcp_switch()], help="list registered tools")
     p.add_argument("--toolset", metavar="TS", help="only tools in this toolset (aliases work)")
     p.add_argument("--json", action="store_true", help="print a JSON array")
     p.add_argument(
@@ -76,13 +87,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --json: add each tool's definition in this format, as its 'definition'",
     )
 
-    p = sub.add_parser("show", parents=[verbose, mcp], help="show one tool's definition")
+
+def _add_show(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("show", parents=[verbose, _mcp_switch()], help="show one tool's definition")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--json", action="store_true", help="print only the definition, as JSON")
     p.add_argument(
         "--format", choices=FORMATS, default="openai", help="definition format (default: openai)"
     )
 
+
+def _add_call(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
     p = sub.add_parser("call", parents=[verbose], help="call a tool and print its result")
     p.add_argument("name", metavar="NAME")
     p.add_argument(
@@ -93,12 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="arguments as a JSON object (default: {}); '-' reads them from stdin",
     )
 
+
+def _add_doctor(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
     p = sub.add_parser("doctor", parents=[verbose], help="report problems loading tools")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
+
+def _add_plugins(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
     p = sub.add_parser("plugins", parents=[verbose], help="report on every tool pack")
     p.add_argument("--json", action="store_true", help="print a JSON array")
 
+
+def _add_config(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
     p = sub.add_parser("config", parents=[verbose], help="operator config tools")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     c = config_sub.add_parser(
@@ -109,8 +130,27 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("path", metavar="PATH", nargs="?", help="file to check (default: as found)")
     c.add_argument("--json", action="store_true", help="print the effective settings as JSON")
 
+
+def _add_serve(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
+    from ._serve import add_serve_parser
+
     add_serve_parser(sub, verbose)
-    add_pip_parsers(sub, verbose)
+
+
+def _add_install(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
+    from ._pip_commands import add_install_parser
+
+    add_install_parser(sub, verbose)
+
+
+def _add_uninstall(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
+    from ._pip_commands import add_uninstall_parser
+
+    add_uninstall_parser(sub, verbose)
+
+
+def _add_completion(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
+    from ._completion import SHELLS
 
     p = sub.add_parser(
         "completion",
@@ -120,18 +160,44 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("shell", metavar="SHELL", choices=SHELLS, help=", ".join(SHELLS))
 
+
+def _add_new(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
     p = sub.add_parser("new", parents=[verbose], help="create a tool-pack project to publish")
     p.add_argument("name", metavar="PACK_NAME", help="distribution name, e.g. toolreg-weather")
     p.add_argument(
         "--dir", metavar="D", help="create D/PACK_NAME (default: in the current directory)"
     )
-    return parser
+
+
+#: Each subcommand and the function that adds its parser, in the order --help lists them.
+_SUBPARSERS: dict[str, Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]] = {
+    "list": _add_list,
+    "show": _add_show,
+    "call": _add_call,
+    "doctor": _add_doctor,
+    "plugins": _add_plugins,
+    "config": _add_config,
+    "serve": _add_serve,
+    "install": _add_install,
+    "uninstall": _add_uninstall,
+    "completion": _add_completion,
+    "new": _add_new,
+}
+
+
+def _parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """Only the subcommand a command line starts with; the whole parser otherwise."""
+    # A first word that is no option is the subcommand to argparse too, so the
+    # narrowed parser accepts, refuses and explains exactly what the whole one would.
+    first = argv[0] if argv else None
+    return build_parser(first if first in _SUBPARSERS else None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = _parser_for(argv).parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors (argparse exits 2)
         return _exit_code(exc)
 
@@ -163,32 +229,37 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     if not hasattr(args, "config"):
         args.config = None
-    if args.command == "config":
-        from ._config_check import cmd_config_check
-
-        return cmd_config_check(args)  # loads built-ins and packs, starts no MCP server
-    if args.command == "serve":
-        return cmd_serve(args)  # loads the tools itself, with stdout guarded for stdio
-    if args.command in ("install", "uninstall"):
-        return cmd_install(args) if args.command == "install" else cmd_uninstall(args)
     if args.command == "completion":
+        from ._completion import cmd_completion
+
         return cmd_completion(args, build_parser())  # writes the script; loads no tools
-    if args.command == "new":
-        from ._scaffold import cmd_new  # only `new` needs the templates
+    module, function = COMMANDS[args.command]
+    run = getattr(import_module(module, __package__), function)
+    if args.command in _LOADS_TOOLS:
+        from ._commands import load
 
-        return cmd_new(args)  # writes files; loads no tools
-    load(args)
-    return COMMANDS[args.command](args)
+        load(args)
+    return run(args)  # type: ignore[no-any-return]
 
 
-#: The subcommands that run on loaded tools.
-COMMANDS = {
-    "plugins": cmd_plugins,
-    "list": cmd_list,
-    "show": cmd_show,
-    "call": cmd_call,
-    "doctor": cmd_doctor,
+#: Each subcommand's module and function, imported when it runs.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "list": ("._commands", "cmd_list"),
+    "show": ("._commands", "cmd_show"),
+    "call": ("._commands", "cmd_call"),
+    "doctor": ("._doctor", "cmd_doctor"),
+    "plugins": ("._plugin_commands", "cmd_plugins"),
+    # loads built-ins and packs, starts no MCP server
+    "config": ("._config_check", "cmd_config_check"),
+    # loads the tools itself, with stdout guarded for stdio
+    "serve": ("._serve", "cmd_serve"),
+    "install": ("._pip_commands", "cmd_install"),
+    "uninstall": ("._pip_commands", "cmd_uninstall"),
+    "new": ("._scaffold", "cmd_new"),  # writes files; loads no tools
 }
+
+#: The subcommands that run on loaded tools: ``load`` runs first.
+_LOADS_TOOLS = frozenset({"list", "show", "call", "doctor", "plugins"})
 
 
 def _silence_stdout() -> None:

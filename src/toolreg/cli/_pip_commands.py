@@ -23,8 +23,8 @@ _INSTALL_SWITCHES: tuple[tuple[tuple[str, ...], str, str], ...] = (
 )
 
 
-def add_pip_parsers(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    """The ``install`` and ``uninstall`` subcommands."""
+def add_install_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    """The ``install`` subcommand."""
     p = sub.add_parser(
         "install",
         parents=[parent],
@@ -53,6 +53,9 @@ def add_pip_parsers(sub: argparse._SubParsersAction, parent: argparse.ArgumentPa
         help="look for archives at this URL or in this folder (repeatable)",
     )
 
+
+def add_uninstall_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    """The ``uninstall`` subcommand."""
     p = sub.add_parser(
         "uninstall",
         parents=[parent],

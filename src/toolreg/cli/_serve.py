@@ -24,7 +24,7 @@ from toolreg import (
 )
 
 from .._loaders.stdout_guard import fd1_to_stderr
-from .._mcp import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN_ENV
+from .._mcp_serve import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN_ENV
 from ._commands import _did_you_mean, load
 from ._doctor import workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
@@ -140,7 +140,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(f"--port must be 0-65535, got {args.port}", EXIT_USAGE)
     with _sighup_deferred() as early_sighup:  # once serving, SIGHUP reloads
         try:  # before loading anything: without the SDK there is nothing to serve with
-            import toolreg._mcp.server  # noqa: F401
+            import toolreg._mcp_serve.server  # noqa: F401
         except ImportError as exc:
             raise CliError(
                 f"toolreg serve needs the MCP SDK ({exc}); "
@@ -150,7 +150,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             with fd1_to_stderr():  # stdout is the protocol stream: nothing else may reach it
                 load(args)
             return _serve(args, reload_first=early_sighup)
-        from toolreg._mcp.probes import answering_while_loading
+        from toolreg._mcp_serve.probes import answering_while_loading
 
         token = _http_token(args)  # refused before the slow load, not after
         with _listen(args, token) as sock:
@@ -162,9 +162,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def _listen(args: argparse.Namespace, token: str | None) -> socket.socket:
     """The HTTP listening socket, bound before the tools load."""
-    from toolreg._mcp.http_guard import is_loopback_host
-    from toolreg._mcp.probes import READINESS_PATH
-    from toolreg._mcp.server_http import bind
+    from toolreg._mcp_serve.http_guard import is_loopback_host
+    from toolreg._mcp_serve.probes import READINESS_PATH
+    from toolreg._mcp_serve.server_http import bind
 
     host = args.host or DEFAULT_HOST
     port = DEFAULT_PORT if args.port is None else args.port
@@ -194,8 +194,8 @@ def _serve(
 ) -> int:
     import anyio
 
-    from toolreg._mcp.server import ToolServer
-    from toolreg._mcp.server_http import url_for
+    from toolreg._mcp_serve.server import ToolServer
+    from toolreg._mcp_serve.server_http import url_for
 
     verbose = getattr(args, "verbose", False)
     _check_toolsets(args.toolset)
@@ -290,7 +290,7 @@ def _http_token(args: argparse.Namespace) -> str | None:
     ``--auth-token-file`` wins over ``$TOOLREG_SERVE_TOKEN``. A non-loopback
     address without either needs ``--insecure-no-auth``, said out loud.
     """
-    from toolreg._mcp.http_guard import (
+    from toolreg._mcp_serve.http_guard import (
         TokenError,
         is_loopback_host,
         read_token_file,

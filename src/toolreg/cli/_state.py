@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from toolreg import Config, PluginReport
+if TYPE_CHECKING:
+    from toolreg import Config, PluginReport
 
 
-@dataclass
 class LoadState:
+    """One command's config, plugin report and whether it connected the MCP servers."""
+
     config: Config | None = None
     report: PluginReport | None = None
     #: Whether this command connected the MCP servers (``list`` and ``show`` need ``--mcp``).

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from .._contract.strict_schema import NotStrict, Restore, strict_schema
+from .._schemas.strict_schema import NotStrict, Restore, strict_schema
 from ._registry_tools import ToolSpec, available_tools, missing_framework
 
 try:

@@ -12,9 +12,8 @@ import sys
 from typing import Any
 
 import anyio
-from mcp import stdio_server
+from legacy_stdio import serve_legacy
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.runner import serve_loop
 from mcp_types import ListToolsResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -95,16 +94,8 @@ async def churn(rounds: int, ctx: Context, pause: float = 0.0) -> str:
     return "churned"
 
 
-async def serve_legacy() -> None:
-    """Serve stdio in the handshake era only (``server.run`` serves both eras)."""
-    lowlevel = server._lowlevel_server
-    async with stdio_server() as (read, write), lowlevel.lifespan(lowlevel) as state:
-        options = lowlevel.create_initialization_options()
-        await serve_loop(lowlevel, read, write, lifespan_state=state, init_options=options)
-
-
 if __name__ == "__main__":
     if LEGACY:
-        anyio.run(serve_legacy)
+        anyio.run(serve_legacy, server)
     else:
         server.run()

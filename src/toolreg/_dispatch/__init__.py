@@ -1,0 +1,1 @@
+"""Calling tools: dispatch, its cached per-tool plans, timeouts, workers, batches, traces."""

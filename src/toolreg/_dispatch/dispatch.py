@@ -1,0 +1,353 @@
+"""Dispatch: run a tool call and hold the result to the contract.
+
+``dispatch`` never raises and never exits. Unknown tools, handler exceptions
+(``SystemExit`` included), results of the wrong type, and anything else that
+goes wrong come back as ``tool_error`` JSON, so one bad tool cannot take down
+the agent loop. The one exception that passes is a ``KeyboardInterrupt`` on the
+caller's own thread: that is how Ctrl-C reaches the host. The fast path (a
+sync handler returning a short str) is a dict read, a call and a length check.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from types import CoroutineType
+from typing import TYPE_CHECKING, Any
+
+from .._contract.entry import DEFAULT_OPTIONS
+from .._contract.results import (
+    truncate,
+)
+from .._contract.tool_context import ProgressCallback, call_scope
+from .._core.callers import Callers
+from .._core.table import ToolTable
+from .._schemas.validation import compile_checker
+from .call_outcomes import (
+    blocked,
+    call_failed,
+    cap,
+    failed,
+    hook_result,
+    internal,
+    off_contract,
+    unknown,
+)
+from .dispatch_plan import (
+    DispatchHooks,
+    Plan,
+    awaited,
+    cancelled_from_outside,
+    checked,
+    dispatch_checked,
+    parsed,
+    quick_checker,
+)
+from .timeouts import await_with_deadline
+from .workers import contained
+
+if TYPE_CHECKING:
+    from .tracing import Tracing
+
+logger = logging.getLogger("toolreg.dispatch")
+
+
+class Dispatcher:
+    """``dispatch`` and ``adispatch`` over a table, with a plan cached per tool."""
+
+    def __init__(self, table: ToolTable, callers: Callers) -> None:
+        self._table = table
+        self._callers = callers
+        self._dispatch_hooks: DispatchHooks | None = None
+        self._tracing: Tracing | None = None
+        #: Hooks or tracing are on: the one test the fast path makes for both.
+        self._wrapped = False
+        self._plans: dict[str, Plan] = {}
+        self._validation = True
+
+    # -- plans ----------------------------------------------------------------
+
+    def _plan(self, name: str) -> Plan | None:
+        entry = self._table.live.get(name)
+        if entry is None:
+            return None
+        options = self._table.get_options(name) or DEFAULT_OPTIONS
+        validates = options.validate and self._validation
+        argument_check = compile_checker(entry) if validates else None
+        accepts = argument_check.accepts if argument_check is not None else None
+        plan = Plan(entry, quick_checker(argument_check), validates, options.timeout, accepts)
+        self._plans[name] = plan
+        # A write that swapped the entry while we compiled already dropped the
+        # old plan; drop ours too if it is stale, so it is never served.
+        if self._table.live.get(name) is not entry:
+            self._plans.pop(name, None)
+        return plan
+
+    def forget(self, names: Iterable[str]) -> None:
+        """Drop the plans of tools a write changed (the table's change listener calls this)."""
+        for name in names:
+            self._plans.pop(name, None)
+
+    def set_validation(self, enabled: bool) -> None:
+        """Turn argument validation on or off for every tool (operator switch). Host only."""
+        self._callers.require_host("turn argument validation " + ("on" if enabled else "off"))
+        self._validation = bool(enabled)
+        self._plans.clear()
+
+    @property
+    def validation_enabled(self) -> bool:
+        return self._validation
+
+    # -- dispatch -------------------------------------------------------------
+
+    def dispatch(
+        self,
+        name: str,
+        args: Mapping[str, Any] | str,
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
+    ) -> str | dict[str, Any]:
+        """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
+
+        ``progress(progress, total, message)`` hears what the tool reports
+        through its ``ToolContext``; other keyword arguments go to the handler.
+        Dispatch hooks, when a pack installed some, run around every call, however
+        the method was obtained (a host may keep ``registry.dispatch`` from
+        before plugins loaded).
+        """
+        if progress is not None:
+            return self._dispatch_listened(name, args, progress, kwargs)
+        try:
+            if self._wrapped:
+                return self._wrapped_dispatch(name, args, None, kwargs)
+            plan = self._plans.get(name) or self._plan(name)
+            if plan is None:
+                return unknown(name)
+            if not plan.direct or type(args) is not dict:
+                # A simple schema's acceptor saying yes is all a plain call needs.
+                accepts = plan.accepts
+                if accepts is None or type(args) is not dict or not accepts(args):
+                    return dispatch_checked(plan, args, kwargs)
+            entry = plan.entry
+            try:
+                result = entry.handler(args, **kwargs) if kwargs else entry.handler(args)
+            except KeyboardInterrupt:
+                raise  # Ctrl-C, on the caller's own thread
+            except BaseException as exc:
+                return failed(name, exc)
+            if type(result) is str:
+                limit = entry.max_result_size_chars
+                if limit is None or len(result) <= limit:
+                    return result
+                return truncate(result, limit)
+            return off_contract(entry, result)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            return internal(name, exc)
+
+    def _dispatch_listened(
+        self, name: str, args: Any, progress: ProgressCallback, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        # The scope is bound around the whole call (hooks too) and reaches the
+        # handler's thread, a deadline's worker and an async handler's task.
+        with call_scope(name if type(name) is str else "", progress):
+            return self.dispatch(name, args, **kwargs)
+
+    def dispatch_call(
+        self,
+        name: str,
+        args: Any,
+        call_id: str | None,
+        progress: ProgressCallback | None = None,
+    ) -> str | dict[str, Any]:
+        """``dispatch`` of one call of a batch; ``call_id`` names it in traces and logs."""
+        if progress is not None:
+            with call_scope(name if type(name) is str else "", progress, call_id):
+                return self.dispatch_call(name, args, call_id)
+        if self._tracing is None:
+            return self.dispatch(name, args)
+        try:
+            return self._wrapped_dispatch(name, args, call_id, {})
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            return internal(name, exc)
+
+    async def adispatch_call(
+        self,
+        name: str,
+        args: Any,
+        call_id: str | None,
+        progress: ProgressCallback | None = None,
+    ) -> str | dict[str, Any]:
+        """``adispatch`` of one call of a batch; ``call_id`` names it in traces and logs."""
+        return await self._adispatch_bound(name, args, call_id, progress, {})
+
+    def _wrapped_dispatch(
+        self, name: Any, args: Any, call_id: str | None, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        tracing = self._tracing
+        if tracing is None:
+            return self._hooked_dispatch(name, args, kwargs)
+        return tracing.run(name, call_id, lambda: self._hooked_dispatch(name, args, kwargs))
+
+    async def _wrapped_adispatch(
+        self, name: Any, args: Any, call_id: str | None, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        tracing = self._tracing
+        if tracing is None:
+            return await self._hooked_adispatch(name, args, kwargs)
+        return await tracing.arun(name, call_id, lambda: self._hooked_adispatch(name, args, kwargs))
+
+    @property
+    def traced(self) -> bool:
+        return self._tracing is not None
+
+    def enable_tracing(self, *, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        from .tracing import Tracing  # imported on use: it imports opentelemetry
+
+        self.set_tracing(Tracing(tracer_provider, meter_provider))
+
+    def disable_tracing(self) -> None:
+        self.set_tracing(None)
+
+    def set_tracing(self, tracing: Tracing | None) -> None:
+        """Report every dispatch to ``tracing`` (None: stop). Host only.
+
+        A ``tracing`` that is not live (no OpenTelemetry SDK configured) is not
+        installed: dispatch stays as fast as without it.
+        """
+        self._callers.require_host("change tracing")
+        if tracing is not None and not tracing.live:
+            logger.warning(
+                "enable_tracing: no OpenTelemetry SDK is configured, so tool calls are not "
+                "traced; call it after setting the tracer and meter providers, or pass them"
+            )
+            tracing = None
+        self._tracing = tracing
+        self._wrapped = self._dispatch_hooks is not None or tracing is not None
+
+    async def adispatch(
+        self,
+        name: str,
+        args: Mapping[str, Any] | str,
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
+    ) -> str | dict[str, Any]:
+        """The async twin of ``dispatch``: sync handlers run in a worker thread."""
+        return await self._adispatch_bound(name, args, None, progress, kwargs)
+
+    async def _adispatch_bound(
+        self,
+        name: str,
+        args: Any,
+        call_id: str | None,
+        progress: ProgressCallback | None,
+        kwargs: dict[str, Any],
+    ) -> str | dict[str, Any]:
+        # Every async call binds its scope: calls sharing one loop each run in a
+        # task of their own, and the scope is what tells their contexts apart.
+        try:
+            with call_scope(name if type(name) is str else "", progress, call_id):
+                if self._wrapped:
+                    return await self._wrapped_adispatch(name, args, call_id, kwargs)
+                return await self._adispatch(name, args, kwargs)
+        except BaseException as exc:
+            if cancelled_from_outside(exc):
+                raise
+            return internal(name, exc)
+
+    async def _adispatch(
+        self, name: str, args: Any, kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        plan = self._plans.get(name) or self._plan(name)
+        if plan is None:
+            return unknown(name)
+        entry = plan.entry
+        args, problem = checked(plan, args)
+        if problem is not None:
+            return problem
+        try:
+            if plan.timeout is not None:
+                result = await await_with_deadline(entry, args, kwargs, plan.timeout)
+            elif entry.is_async:
+                result = await awaited(entry.handler(args, **kwargs))
+            else:
+                import asyncio  # deferred: hosts that never go async never pay for it
+
+                result = await asyncio.to_thread(contained, entry.handler, args, **kwargs)
+            if type(result) is CoroutineType:
+                result = await awaited(result)
+        except BaseException as exc:
+            if cancelled_from_outside(exc):
+                raise
+            return call_failed(plan.entry, plan.timeout, exc)
+        if type(result) is str:
+            return cap(entry, result)
+        return off_contract(entry, result)
+
+    def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
+        """Install (or with None, remove) the hooks around every dispatch. Host only."""
+        self._callers.require_host("change the dispatch hooks")
+        self._dispatch_hooks = hooks
+        self._wrapped = hooks is not None or self._tracing is not None
+
+    def _dispatch(
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        """``dispatch`` without the hooks: the general path, which covers the fast one."""
+        plan = self._plans.get(name) or self._plan(name)
+        if plan is None:
+            return unknown(name)
+        return dispatch_checked(plan, args, kwargs)
+
+    def _hooked_dispatch(
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        hooks = self._dispatch_hooks
+        try:
+            if hooks is None or type(name) is not str:
+                return self._dispatch(name, args, kwargs)
+            # Hooks read the arguments as the handler will: never as a JSON string.
+            args, problem = parsed(name, args)
+            if problem is not None:
+                return problem
+            refusal = hooks.before(name, args)
+            if refusal is not None:
+                return blocked(name, refusal)
+            result = self._dispatch(name, args, kwargs)
+            after = hooks.after(name, args, result)
+            return after if type(after) is str else hook_result(name, after)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            return internal(name, exc)
+
+    async def _hooked_adispatch(
+        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        hooks = self._dispatch_hooks
+        if hooks is None or type(name) is not str:
+            return await self._adispatch(name, args, kwargs)
+        try:
+            args, problem = parsed(name, args)
+            if problem is not None:
+                return problem
+            # Hooks are synchronous and may block: keep them off the event loop.
+            import asyncio
+
+            refusal = await asyncio.to_thread(contained, hooks.before, name, args)
+            if refusal is not None:
+                return blocked(name, refusal)
+            result = await self._adispatch(name, args, kwargs)
+            after = await asyncio.to_thread(contained, hooks.after, name, args, result)
+            return after if type(after) is str else hook_result(name, after)
+        except BaseException as exc:
+            if cancelled_from_outside(exc):
+                raise
+            return internal(name, exc)

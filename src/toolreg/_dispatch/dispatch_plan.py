@@ -1,0 +1,143 @@
+"""What dispatch works out once per tool (its plan), and the steps around a handler call.
+
+Parsing JSON-string arguments, validating them, calling with a deadline or on
+an event loop, and holding the result to the contract: the slow path that
+``Dispatcher.dispatch`` takes whenever its fast path does not apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from .._contract.entry import ToolEntry
+from .._contract.results import type_name
+from .._schemas.simple_schemas import Acceptor
+from .._schemas.validation import ArgumentCheck, Checker, invalid_arguments, parse_json_args
+from .async_bridge import run_coroutine
+from .call_outcomes import call_failed, cap, off_contract
+from .timeouts import call_with_deadline
+from .workers import WorkerInterrupt
+
+
+def parsed(name: str, args: Any) -> tuple[Any, str | None]:
+    """Arguments as an object: JSON strings parsed, null as ``{}``, other mappings
+    copied to a dict (what validation and handlers take); or a tool_error."""
+    if isinstance(args, str):
+        return parse_json_args(name, str.__str__(args))
+    if args is None:
+        args = {}  # "no arguments" arrives as null from some providers
+    elif not isinstance(args, dict) and isinstance(args, Mapping):
+        args = dict(args)
+    return args, None
+
+
+def checked(plan: Plan, args: Any) -> tuple[Any, str | None]:
+    """Parse JSON-string arguments and validate them: (args, None) or (args, tool_error)."""
+    name = plan.entry.name
+    args, problem = parsed(name, args)
+    if problem is not None:
+        return args, problem
+    if plan.check is not None:
+        problem = plan.check(args)
+        if problem is not None:
+            return args, problem
+    elif plan.validates and not isinstance(args, dict):
+        return args, invalid_arguments(
+            name, f"the arguments must be a JSON object, not {type_name(args)}"
+        )
+    return args, None
+
+
+def quick_checker(argument_check: ArgumentCheck | None) -> Checker | None:
+    """The tool's checker, asking the simple schema's acceptor first when it has one.
+
+    The acceptor only ever says "certainly valid"; anything else, and every
+    message, is the full validator's.
+    """
+    if argument_check is None:
+        return None
+    accepts, full = argument_check.accepts, argument_check.check
+    if accepts is None:
+        return full
+
+    def check(args: Any) -> str | None:
+        return None if accepts(args) else full(args)
+
+    return check
+
+
+class DispatchHooks(Protocol):
+    """What the plugin layer plugs into dispatch (see ``toolreg.hookspecs``)."""
+
+    def before(self, name: str, args: dict[str, Any]) -> str | None:
+        """A block message, or None to let the call through."""
+
+    def after(self, name: str, args: dict[str, Any], result: Any) -> str | dict[str, Any]:
+        """The result to return, after observers and transforms have run."""
+
+
+class Plan:
+    """What dispatch needs for one entry, worked out once: the checker, the deadline."""
+
+    __slots__ = ("entry", "check", "validates", "timeout", "direct", "accepts")
+
+    def __init__(
+        self,
+        entry: ToolEntry,
+        check: Checker | None,
+        validates: bool,
+        timeout: float | None,
+        accepts: Acceptor | None = None,
+    ) -> None:
+        self.entry = entry
+        self.check = check
+        self.validates = validates
+        self.timeout = timeout
+        plain = timeout is None and not entry.is_async
+        #: Nothing to do but call the handler: the hot path.
+        self.direct = check is None and plain
+        #: A simple schema's acceptor, when a yes from it is all the hot path needs.
+        self.accepts = accepts if plain else None
+
+
+def dispatch_checked(plan: Plan, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
+    """Dispatch with whatever the fast path skips: parsing, validation, deadline, async."""
+    entry = plan.entry
+    args, problem = checked(plan, args)
+    if problem is not None:
+        return problem
+    try:
+        if plan.timeout is not None:
+            result = call_with_deadline(entry, args, kwargs, plan.timeout)
+        else:
+            result = entry.handler(args, **kwargs)
+            if entry.is_async:
+                result = run_coroutine(result)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        return call_failed(plan.entry, plan.timeout, exc)
+    if type(result) is str:
+        return cap(entry, result)
+    return off_contract(entry, result)
+
+
+async def awaited(coro: Any) -> Any:
+    """Await a handler's coroutine; its SystemExit or KeyboardInterrupt is its own failure."""
+    try:
+        return await coro
+    except (SystemExit, KeyboardInterrupt) as exc:
+        raise WorkerInterrupt(exc) from None
+
+
+def cancelled_from_outside(exc: BaseException) -> bool:
+    """A CancelledError because the host cancelled our task, which must go through."""
+    import asyncio
+
+    if not isinstance(exc, asyncio.CancelledError):
+        return False
+    task = asyncio.current_task()
+    # Python 3.10 cannot tell the two apart: any cancellation then goes through.
+    cancelling = getattr(task, "cancelling", None)
+    return cancelling is None or cancelling() > 0

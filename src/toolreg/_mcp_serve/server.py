@@ -1,0 +1,387 @@
+"""``toolreg serve``: the registry's tools offered to MCP clients over stdio or HTTP.
+
+Built on the MCP SDK's low-level ``Server``, because our tools bring their own
+JSON schemas and the tool list changes at run time: ``tools/list`` answers from
+``registry.get_definitions(format="mcp")`` on every request, and ``tools/call``
+goes through ``registry.dispatch`` in a worker thread of the calls' own pool
+(``server_calls``), so validation, hooks, timeouts and result caps all apply.
+
+Change notification: a background task polls ``registry.generation`` (an int
+read, every 0.5 s). When it moves and the offered definitions really differ,
+2026-07-28 clients get a ``tools_list_changed`` event on their
+``subscriptions/listen`` stream and earlier clients a
+``notifications/tools/list_changed`` on their connection.
+
+Imports ``mcp``; ``import toolreg`` never imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import socket
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http import EventStore
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.exceptions import MCPError
+
+from .._contract.results import tool_error
+from .._contract.tool_context import ProgressCallback
+from .._contract.version import __version__
+from .._dispatch.call_outcomes import unknown
+from .._mcp.convert import KEEP_STRUCTURED
+from .._registry.registry import ToolRegistry
+from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
+from .event_store import MemoryEventStore, resumable
+from .server_calls import (
+    CallLimits,
+    ClientGone,
+    gone_event,
+    session_key,
+)
+from .server_http import http_app
+from .server_log import ServeLogs, relaying
+from .server_progress import progress_for_call
+from .server_results import StructuredResults
+
+logger = logging.getLogger("toolreg.serve")
+
+#: Seconds between two reads of ``registry.generation``.
+POLL_INTERVAL = 0.5
+#: Seconds between availability re-checks when nothing was registered: a tool
+#: whose ``check_fn`` starts failing leaves the list without bumping the generation.
+RECHECK_INTERVAL = 30.0
+#: How the registry's unknown-tool error starts: the cheap test before the exact one.
+_UNKNOWN = unknown("").removesuffix('"}')
+
+
+class _ToolregServer(Server[Any]):
+    """The SDK server, declaring ``tools.listChanged`` to handshake-era clients.
+
+    The streamable-HTTP manager builds its own initialization options with no
+    notification options, so the flag has to live on the server itself.
+    """
+
+    def __init__(self, list_changed: bool, **kwargs: Any) -> None:
+        super().__init__("toolreg", version=__version__, **kwargs)
+        self.tools_list_changed = list_changed
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        options = notification_options or NotificationOptions(tools_changed=self.tools_list_changed)
+        return super().create_initialization_options(options, experimental_capabilities, extensions)
+
+
+class ToolServer:
+    """One registry (all of it, or some toolsets) behind an MCP server."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        toolsets: Iterable[str] | None = None,
+        *,
+        stateless: bool = False,
+        reload: Callable[[], None] | None = None,
+        poll_interval: float = POLL_INTERVAL,
+        max_calls: int = DEFAULT_MAX_CALLS,
+        max_calls_per_session: int = DEFAULT_MAX_CALLS_PER_SESSION,
+        event_store: EventStore | None = None,
+    ) -> None:
+        self.registry = registry
+        #: Where HTTP sessions' stream events wait for a client to resume (None: in memory).
+        self.event_store = event_store if event_store is not None else MemoryEventStore()
+        self.calls = CallLimits(max_calls, max_calls_per_session)
+        self.toolsets = tuple(toolsets) if toolsets else None
+        self.reload_fn = reload
+        #: ``[True]`` makes the server reload as soon as it runs (a SIGHUP came early).
+        self.reload_pending: list[bool] = [False]
+        self.poll_interval = poll_interval
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        self.stateless = stateless
+        # Stateless HTTP has no standing connection to push a notification on.
+        self.notify_connections = not stateless
+        self.server = _ToolregServer(
+            self.notify_connections,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=self.listen,
+            get_tool_input_schema=self._input_schema,
+        )
+        #: Log messages to clients: ``logging/setLevel``, each call's, the relay (``server_log``).
+        self.logs = ServeLogs()
+        self.logs.install(self.server)
+        if self.notify_connections:
+            self.server.add_notification_handler(
+                "notifications/initialized", types.NotificationParams, self._follow_changes
+            )
+        self.results = StructuredResults()
+        self._names_memo: tuple[int, frozenset[str] | None] = (-1, None)
+        #: (definitions JSON, the SDK ``Tool`` models made from it) last listed.
+        self._listed: tuple[str, list[types.Tool]] = ("", [])
+        # Handshake-era connections wait on ``_changed``; ``_serial`` counts changes so
+        # a connection busy sending one notification cannot miss the next.
+        self._serial = 0
+        self._changed: anyio.Event | None = None
+        self._poke: anyio.Event | None = None
+        self._reload_lock: anyio.Lock | None = None
+
+    # -- what is offered -----------------------------------------------------------
+
+    def offered_names(self) -> frozenset[str] | None:
+        """The names ``--toolset`` allows (None: all), recomputed per generation."""
+        if self.toolsets is None:
+            return None
+        generation = self.registry.generation
+        memo_generation, names = self._names_memo
+        if memo_generation != generation:
+            names = frozenset(
+                name
+                for toolset in self.toolsets
+                for name in self.registry.get_tool_names_for_toolset(toolset)
+            )
+            self._names_memo = (generation, names)
+        return names
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The available offered tools, as MCP ``Tool`` dicts."""
+        return self.registry.get_definitions(self.offered_names(), format="mcp")
+
+    def definitions_json(self) -> str:
+        return self.registry.get_definitions_json(self.offered_names(), format="mcp")
+
+    def listed_tools(self) -> list[types.Tool]:
+        """``definitions()`` as SDK ``Tool`` models, rebuilt only when the definitions change.
+
+        The registry memoises the JSON per generation (and availability), so an
+        unchanged list costs a string comparison instead of a copy and a validation.
+        """
+        text = self.definitions_json()
+        listed = self._listed
+        if text != listed[0]:
+            tools = [types.Tool.model_validate(d, by_name=False) for d in json.loads(text)]
+            listed = self._listed = (text, tools)
+        return listed[1]
+
+    def is_offered(self, name: str) -> bool:
+        names = self.offered_names()
+        if names is not None and name not in names:
+            return False
+        return self.registry.availability(name)[0]
+
+    def dispatch(
+        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
+    ) -> str | dict[str, Any]:
+        """``registry.dispatch`` for offered tools; the unknown-tool error for the rest."""
+        if not self.is_offered(name):
+            # The registry's own wording: a tool outside the set does not exist here.
+            return unknown(name)
+        keep = KEEP_STRUCTURED.set(True)  # a proxied MCP tool's structuredContent comes along
+        try:
+            return self.registry.dispatch(name, arguments, progress=progress)
+        finally:
+            KEEP_STRUCTURED.reset(keep)
+
+    # -- MCP handlers -----------------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        # Availability probes (check_fn) may block: keep them off the event loop.
+        tools = await anyio.to_thread.run_sync(self.listed_tools)
+        # The typed result fills in what each protocol revision requires (resultType, ttlMs...).
+        return types.ListToolsResult(tools=tools)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        # The calls' own thread pool, shared fairly between sessions (server_calls).
+        request = ctx.request
+        try:
+            # What the call logs, and its progress if the client asked, go to its client.
+            async with self.logs.for_call(ctx), progress_for_call(ctx) as progress:
+                result = await self.calls.run(
+                    f"tools/call {params.name}",
+                    session_key(request),
+                    # A client that can resume a broken stream has not gone away:
+                    # the call goes on, and its answer waits in the event store.
+                    None if self._resumable(request) else gone_event(request),
+                    self.dispatch,
+                    params.name,
+                    params.arguments or {},
+                    progress,
+                )
+        except ClientGone:  # nobody is left to read this answer
+            result = tool_error("The client went away before the call started")
+        if type(result) is str and result.startswith(_UNKNOWN) and result == unknown(params.name):
+            # MCP lists a call to a tool the server does not have among the protocol
+            # errors; the model cannot fix that one by changing the arguments.
+            raise MCPError(types.INVALID_PARAMS, json.loads(result)["error"])
+        return self.results.call_result(self.registry.get_entry(params.name), result)
+
+    def _resumable(self, request: Any) -> bool:
+        return not self.stateless and resumable(request)
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        if not self.is_offered(name):
+            return None
+        definition = self.registry.get_definition(name, format="mcp")
+        return definition["inputSchema"] if definition else None
+
+    async def _follow_changes(
+        self, ctx: ServerRequestContext[Any], params: types.NotificationParams
+    ) -> None:
+        """Forward list changes (on stdio, logs too) to one handshake-era connection.
+
+        The SDK runs a notification handler in the connection's task group, which
+        cancels it when the connection ends; so this handler is the connection's
+        subscription, and nothing has to track connections or clean up after them.
+        (The SDK has no public list of live connections to broadcast to.)
+        """
+        async with self.logs.for_connection(ctx):
+            seen = self._serial
+            while True:
+                if self._serial == seen:
+                    await self._change_event().wait()
+                seen = self._serial
+                await ctx.session.send_tool_list_changed()
+
+    # -- change detection ---------------------------------------------------------
+
+    def _change_event(self) -> anyio.Event:
+        if self._changed is None:
+            self._changed = anyio.Event()
+        return self._changed
+
+    async def announce(self) -> None:
+        """Tell every connected client that the tool list changed."""
+        logger.info("tool list changed; notifying clients")
+        self._serial += 1
+        event, self._changed = self._change_event(), anyio.Event()
+        event.set()
+        await self.bus.publish(ToolsListChanged())
+
+    async def watch(self) -> None:
+        """Poll the generation; announce when the offered definitions changed."""
+        self._poke = anyio.Event()
+        last_generation = self.registry.generation
+        last_json = await anyio.to_thread.run_sync(self.definitions_json)
+        last_check = time.monotonic()
+        while True:
+            with anyio.move_on_after(self.poll_interval):
+                await self._poke.wait()
+            self._poke = anyio.Event()
+            if self._reload_lock is not None and self._reload_lock.locked():
+                continue  # a reload is half done; look once it has finished
+            generation = self.registry.generation
+            if generation == last_generation:
+                if time.monotonic() - last_check < RECHECK_INTERVAL:
+                    continue
+            else:
+                generation = await self._settled(generation)
+            last_generation, last_check = generation, time.monotonic()
+            current = await anyio.to_thread.run_sync(self.definitions_json)
+            if current != last_json:
+                last_json = current
+                await self.announce()
+
+    async def _settled(self, generation: int) -> int:
+        """Wait until the generation stops moving: one change burst, one notification."""
+        while True:
+            await anyio.sleep(self.poll_interval / 5)
+            now = self.registry.generation
+            if now == generation:
+                return now
+            generation = now
+
+    async def reload(self) -> None:
+        """Run the reload callback in a worker thread, then look for changes at once."""
+        if self.reload_fn is None:
+            return
+        if self._reload_lock is None:
+            self._reload_lock = anyio.Lock()
+        async with self._reload_lock:
+            logger.info("reloading tool packs and config")
+            try:
+                await anyio.to_thread.run_sync(self.reload_fn)
+            except Exception:
+                logger.exception("reload failed; serving what was loaded before")
+        if self._poke is not None:
+            self._poke.set()
+
+    async def _reload_on_sighup(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGHUP) as signals:
+            # Checked once the receiver is in place, so no SIGHUP falls in between.
+            if self.reload_pending[0]:
+                await self.reload()
+            async for _ in signals:
+                await self.reload()
+
+    async def _background(self, tg: anyio.abc.TaskGroup) -> None:
+        self.calls.keepers = tg
+        tg.start_soon(self.watch)
+        if self.reload_fn is not None and hasattr(signal, "SIGHUP"):
+            tg.start_soon(self._reload_on_sighup)
+
+    # -- transports -----------------------------------------------------------------
+
+    async def serve_stdio(self) -> None:
+        """Serve one client on stdin/stdout until it closes stdin."""
+        with relaying(self.logs.relay):
+            async with anyio.create_task_group() as tg:
+                await self._background(tg)
+                # stdio_server points fd 1 at stderr while it serves: stray prints from
+                # handlers cannot corrupt the protocol stream.
+                async with stdio_server() as (read_stream, write_stream):
+                    await self.server.run(
+                        read_stream, write_stream, self.server.create_initialization_options()
+                    )
+                tg.cancel_scope.cancel()
+
+    def http_app(self, host: str, *, stateless: bool = False, token: str | None = None) -> Any:
+        """The ASGI app: streamable HTTP at ``/mcp`` behind the guard, and the health probes."""
+        return http_app(self, host, stateless=stateless, token=token)
+
+    async def serve_http(
+        self,
+        sock: socket.socket,
+        host: str,
+        *,
+        stateless: bool = False,
+        token: str | None = None,
+        verbose: bool = False,
+    ) -> None:
+        """Serve streamable HTTP on an already bound socket until SIGINT/SIGTERM."""
+        import uvicorn
+
+        config = uvicorn.Config(
+            self.http_app(host, stateless=stateless, token=token),
+            # Our CLI logging already sends the root logger to stderr; uvicorn's
+            # default config would put access lines on stdout.
+            log_config=None,
+            log_level="info" if verbose else "warning",
+            access_log=verbose,
+            # Open listen/SSE streams never end by themselves.
+            timeout_graceful_shutdown=3,
+        )
+        with relaying(self.logs.relay):
+            async with anyio.create_task_group() as tg:
+                await self._background(tg)
+                await uvicorn.Server(config).serve(sockets=[sock])
+                tg.cancel_scope.cancel()

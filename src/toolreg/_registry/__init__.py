@@ -1,0 +1,1 @@
+"""``ToolRegistry``: the table, definitions and dispatch composed into one object."""

@@ -1,0 +1,404 @@
+"""ToolRegistry: a table, availability, definitions and a dispatcher, composed.
+
+``registry`` at the bottom is the one process-wide instance; built-in tools,
+packs and MCP servers write into it, and hosts read from it. Tests and
+embedders that want isolation create their own ``ToolRegistry()``.
+
+The parts are plain objects. A write reaches the caches above the table
+through one listener, :meth:`ToolRegistry._table_changed`, never through the
+order of base classes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import time
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._contract.entry import (
+    DEFAULT_OPTIONS,
+    CheckFn,
+    Handler,
+    SchemaOverrides,
+    ToolEntry,
+    ToolOptions,
+    blank_entry,
+    make_options,
+)
+from .._contract.schema_checks import check_registration, check_result_limit
+from .._contract.tool_context import ProgressCallback
+from .._core.availability import Availability, Verdict
+from .._core.callers import Callers
+from .._core.decisions import Decision, DecisionLog
+from .._core.ownership import PluginPolicy
+from .._core.table import ToolTable
+from .._core.toolset_report import AvailabilityView
+from .._definitions.definitions import Definitions
+from .._dispatch.dispatch import Dispatcher, DispatchHooks
+from .._dispatch.dispatch_many import Batches
+
+if TYPE_CHECKING:
+    from .._definitions.definition_api import GetDefinition, GetDefinitions
+    from .._schemas.definition_types import DefinitionFormat
+
+
+class ToolRegistry:
+    """Name → tool, with availability, provider definitions and safe dispatch."""
+
+    def __init__(
+        self, *, clock: Callable[[], float] = time.monotonic, decision_log_size: int = 1000
+    ) -> None:
+        lock = threading.RLock()
+        log = DecisionLog(decision_log_size)
+        self._callers = Callers(lock, log, lambda: self._table.generation)
+        self._table = ToolTable(self._callers, lock, log)
+        self._log = log
+        self._availability = Availability(clock, self._table.live_entries)
+        self._definitions = Definitions(self._table, self._availability)
+        self._dispatcher = Dispatcher(self._table, self._callers)
+        d = self._dispatcher
+        self._batches = Batches(d.dispatch, d.dispatch_call, d.adispatch_call, lambda: d.traced)
+        self._table.on_change(self._table_changed)
+        # The two calls a host makes every turn are the parts' own bound
+        # methods: no registry frame between the caller and the work.
+        self.dispatch = self._dispatcher.dispatch  # type: ignore[method-assign]
+        self.adispatch = self._dispatcher.adispatch  # type: ignore[method-assign]
+        self.get_entry = self._table.live.get  # type: ignore[method-assign]
+        # Typed per format in definition_api; the Definitions part's own methods.
+        self.get_definition = self._definitions.get_definition  # type: ignore[assignment]
+        self.get_definitions = self._definitions.get_definitions  # type: ignore[assignment]
+        callers = self._callers
+        self.get_plugin_policy = callers.policies.get
+        self.remove_plugin_override_policy = callers.unbind
+        self.acting_for = callers.acting_for
+        # For toolreg's own layers: PermissionError (recorded) when plugin code asks.
+        self._require_host = callers.require_host
+        self.enable_tracing = self._dispatcher.enable_tracing
+        self.disable_tracing = self._dispatcher.disable_tracing
+        self.dispatch_many = self._batches.dispatch_many
+        self.adispatch_many = self._batches.adispatch_many
+        view = AvailabilityView(self._table, self._availability)
+        for read in AvailabilityView.READS:  # annotated below, under "availability"
+            setattr(self, read, getattr(view, read))
+
+    def _table_changed(self, names: Iterable[str], generation: int) -> None:
+        # Under the writer lock, after the write is visible. A bulk write
+        # swaps in a new dict: get_entry follows it.
+        self.get_entry = self._table.live.get  # type: ignore[method-assign]
+        self._dispatcher.forget(names)
+        self._batches.forget(names)
+        self._definitions.forget(names, generation)
+
+    def __repr__(self) -> str:
+        return f"<ToolRegistry tools={len(self)} generation={self.generation}>"
+
+    def tool(self, func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+        """``@registry.tool(...)``: :func:`toolreg.tool` registering into this registry."""
+        from .._authoring.decorator import tool  # imported on use: most registries never decorate
+
+        return tool(func, registry=self, **options)
+
+    # -- reads ----------------------------------------------------------------
+
+    def get_entry(self, name: str) -> ToolEntry | None:
+        """The entry registered under ``name``, or None. A plain dict read.
+
+        A bulk write rebinds it to the new table's ``dict.get``, so look it up
+        on the registry at each use rather than keeping the bound method.
+        """
+        return self._table.live.get(name)
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every accepted mutation; caches compare it to detect change."""
+        return self._table.generation
+
+    def get_owner(self, name: str) -> str | None:
+        """``builtin``, ``host``, a plugin id or ``mcp:<server>``; None if unknown."""
+        return self._table.get_owner(name)
+
+    def get_options(self, name: str) -> ToolOptions | None:
+        """Dispatch settings (validation, timeout) of a tool; None if unknown."""
+        return self._table.get_options(name)
+
+    def get_all_tool_names(self) -> list[str]:
+        return sorted(self._table.live)
+
+    def get_toolset_for_tool(self, name: str) -> str | None:
+        entry = self._table.live.get(name)
+        return entry.toolset if entry is not None else None
+
+    def get_tool_names_for_toolset(self, toolset: str) -> list[str]:
+        return self._table.names_in(toolset)
+
+    def get_toolsets(self) -> list[str]:
+        return self._table.toolsets()
+
+    def resolve_toolset(self, name: str) -> str:
+        """The toolset an alias points to, or ``name`` itself."""
+        return self._table.resolve_toolset(name)
+
+    def get_toolset_aliases(self) -> dict[str, str]:
+        return self._table.aliases()
+
+    def decisions(self, since: int = 0) -> list[Decision]:
+        """Registration decisions after sequence number ``since``, oldest first.
+
+        The log is bounded: the oldest decisions fall off.
+        """
+        return self._log.snapshot(since)
+
+    @property
+    def last_decision_seq(self) -> int:
+        """The sequence number of the newest decision (0 before any)."""
+        return self._log.last_seq
+
+    def __len__(self) -> int:
+        return len(self._table.live)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._table.live
+
+    # -- writes, each through the gate ------------------------------------------
+
+    def register(
+        self,
+        name: str,
+        toolset: str,
+        schema: dict[str, Any],
+        handler: Handler,
+        check_fn: CheckFn | None = None,
+        requires_env: Sequence[str] | None = None,
+        is_async: bool = False,
+        description: str = "",
+        emoji: str = "",
+        max_result_size_chars: int | None = None,
+        dynamic_schema_overrides: SchemaOverrides | None = None,
+        override: bool = False,
+        *,
+        validate: bool = True,
+        timeout: float | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+    ) -> ToolEntry | None:
+        """Register a tool; returns the new entry, or None when rejected.
+
+        Raises ValueError for a malformed name, schema, ``annotations`` (MCP's
+        hints) or ``output_schema``, and PermissionError for a plugin override
+        the operator has not allowed.
+        """
+        check_registration(name, toolset, schema, handler)
+        if max_result_size_chars is not None:
+            check_result_limit(name, max_result_size_chars)
+        # Tools of one toolset share one string, however each call spelt it.
+        toolset = sys.intern(str.__str__(toolset))
+        if validate is True and timeout is None:
+            options = DEFAULT_OPTIONS
+        else:
+            options = make_options(name, validate, timeout)
+        entry = blank_entry(annotations, output_schema)
+        entry.__init__(  # type: ignore[misc]
+            name,
+            toolset,
+            schema,
+            handler,
+            check_fn,
+            requires_env,
+            is_async,
+            description,
+            emoji,
+            max_result_size_chars,
+            dynamic_schema_overrides,
+            annotations,
+            output_schema,
+        )
+        return self._table.add(entry, options, override)
+
+    def batch(self) -> contextlib.AbstractContextManager[None]:
+        """``with registry.batch():`` the block's registrations appear at once, when it ends.
+
+        Until then no reader sees them; if the block raises, none are kept.
+        Each is judged (and may be rejected or refused) as it is made. Other
+        threads' writes wait for the block to end, so it is host code only: a
+        pack that hung inside one would hold every writer. Packs use
+        :meth:`register_many`.
+        """
+        self._callers.require_host("hold the table for a batch")
+        return self._table.batch()
+
+    def register_many(self, tools: Iterable[Mapping[str, Any]]) -> list[ToolEntry | None]:
+        """``register(**spec)`` for each spec, in one batch; the results in order."""
+        return self._table.add_all(self.register, tools)
+
+    def deregister(self, name: str) -> bool:
+        """Remove a tool; returns whether it existed.
+
+        A plugin may remove only its own tools unless the operator allowed it
+        overrides (PermissionError otherwise).
+        """
+        return self._table.deregister(name)
+
+    def replace_toolset(
+        self, toolset: str, entries: Iterable[ToolEntry], *, options: ToolOptions = DEFAULT_OPTIONS
+    ) -> list[str]:
+        """Swap a whole toolset in one step; returns the names now in it.
+
+        Readers see either the old toolset or the new one, never a mix. An
+        entry whose name another toolset owns is skipped and logged as rejected.
+        """
+        return self._table.replace_toolset(toolset, entries, options=options)
+
+    def remove_owner(self, label: str) -> list[str]:
+        """Remove every tool ``label`` owns, in one step; returns their names.
+
+        A tool it overrode comes back, but only while the owner's entry is
+        still the current one. A plugin may remove only its own tools, unless
+        the operator allowed it overrides.
+        """
+        return self._table.remove_owner(label)
+
+    def register_toolset_alias(self, alias: str, toolset: str) -> None:
+        """Let config say ``alias`` for ``toolset`` (e.g. ``foo`` for ``mcp-foo``).
+
+        Host only. The alias must not hide a toolset, and lives as long as its
+        toolset has tools. ValueError for an alias that breaks those rules.
+        """
+        self._table.register_toolset_alias(alias, toolset)
+
+    def record_rejection(self, entry: ToolEntry, reason: str) -> None:
+        """Record that a writer above the table refused ``entry`` itself.
+
+        For refusals decided before registering (an MCP tool whose name
+        clashes), so that ``decisions()`` and ``toolreg doctor`` show them.
+        """
+        self._table.record_rejection(entry, reason)
+
+    # -- plugin policies (host only) ----------------------------------------------
+
+    def register_plugin_override_policy(
+        self,
+        module_namespace: str,
+        allowed: bool,
+        *,
+        plugin_id: str | None = None,
+        paths: Sequence[str] | None = None,
+        tool_patterns: Sequence[str] | None = None,
+        files: Iterable[str] = (),
+    ) -> PluginPolicy:
+        """Bind a plugin's module namespace and code to the operator's override decision.
+
+        ``files`` are the exact files its distribution installed; ``paths`` the
+        directories holding its code (found from the namespace when None). Only
+        host code may call this, so a pack cannot grant itself consent.
+        """
+        return self._callers.bind(module_namespace, allowed, plugin_id, paths, tool_patterns, files)
+
+    #: The policy bound for ``module_namespace``, or None.
+    get_plugin_policy: Callable[[str], PluginPolicy | None]
+    #: Forget a namespace's policy (host only, like binding).
+    remove_plugin_override_policy: Callable[[str], None]
+    #: ``with registry.acting_for(policy):`` host code writing on a plugin's behalf (a
+    #: process-isolated pack's tools): its writes are owned and judged as ``policy``'s.
+    acting_for: Callable[[PluginPolicy], contextlib.AbstractContextManager[None]]
+
+    # -- dispatch -------------------------------------------------------------
+
+    def dispatch(
+        self,
+        name: str,
+        args: Mapping[str, Any] | str,
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
+    ) -> str | dict[str, Any]:
+        """Run tool ``name``; never raises (see ``Dispatcher.dispatch``)."""
+        return self._dispatcher.dispatch(name, args, progress=progress, **kwargs)
+
+    def adispatch(
+        self,
+        name: str,
+        args: Mapping[str, Any] | str,
+        /,
+        *,
+        progress: ProgressCallback | None = None,
+        **kwargs: Any,
+    ) -> Coroutine[Any, Any, str | dict[str, Any]]:
+        """The async twin of ``dispatch``: sync handlers run in a worker thread.
+
+        The dispatcher's own coroutine, not one wrapped around it: wrapped in a
+        second coroutine, a handler's GeneratorExit escaped ``adispatch``
+        (``tests/_dispatch/test_dispatch_properties.py`` found it).
+        """
+        return self._dispatcher.adispatch(name, args, progress=progress, **kwargs)
+
+    #: ``dispatch_many(calls, max_concurrency=8)``: run ``(name, args)`` or ``(name,
+    #: args, call_id)`` calls concurrently, results in call order. Each is a
+    #: ``dispatch`` of its own (hooks, its timeout, its errors as tool_error
+    #: results); ValueError for a ``max_concurrency`` below 1.
+    dispatch_many: Callable[..., list[str | dict[str, Any]]]
+    #: The async twin of ``dispatch_many``: async tools on the caller's loop.
+    adispatch_many: Callable[..., Coroutine[Any, Any, list[str | dict[str, Any]]]]
+
+    #: ``enable_tracing(*, tracer_provider=None, meter_provider=None)``: trace every
+    #: dispatch with OpenTelemetry (see ``toolreg.enable_tracing``). Host only.
+    enable_tracing: Callable[..., None]
+    #: Stop tracing dispatches. Host only.
+    disable_tracing: Callable[[], None]
+
+    def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
+        """Install (or with None, remove) the hooks around every dispatch. Host only."""
+        self._dispatcher.set_dispatch_hooks(hooks)
+
+    def set_validation(self, enabled: bool) -> None:
+        """Turn argument validation on or off for every tool (operator switch). Host only."""
+        self._dispatcher.set_validation(enabled)
+
+    @property
+    def validation_enabled(self) -> bool:
+        return self._dispatcher.validation_enabled
+
+    # -- definitions ------------------------------------------------------------
+
+    #: One tool's definition, available or not; None for an unknown tool. Shared
+    #: and read-only, like ``get_definitions``'. With ``strict=True`` (``openai``,
+    #: ``openai-responses``) a tool strict mode cannot hold raises ValueError.
+    get_definition: GetDefinition
+    #: Definitions of the available tools among ``tool_names`` (all when None), by
+    #: name: a fresh list of shared, read-only definitions (``copy.deepcopy`` one
+    #: before changing it). ``strict=True`` sends OpenAI's strict mode and leaves
+    #: out, with a warning, the tools it cannot hold (``toolreg.strict_refusals``).
+    get_definitions: GetDefinitions
+
+    def get_definitions_json(
+        self,
+        tool_names: Iterable[str] | None = None,
+        *,
+        format: DefinitionFormat = "openai",
+        strict: bool = False,
+    ) -> str:
+        """``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic."""
+        return self._definitions.get_definitions_json(tool_names, format=format, strict=strict)
+
+    # -- availability: the AvailabilityView part's own methods (toolset_report) --
+
+    #: ``availability(name)``: (available, reason) for one tool; unknown tools are unavailable.
+    availability: Callable[[str], Verdict]
+    #: ``is_tool_available(name)``: the first half of ``availability``.
+    is_tool_available: Callable[[str], bool]
+    #: Forget cached check_fn results, so the next read probes afresh.
+    invalidate_check_fn_cache: Callable[[], None]
+    #: ``is_toolset_available(toolset)``: True when it (or the alias) has an available tool.
+    is_toolset_available: Callable[[str], bool]
+    #: ``{toolset: available}`` for every toolset.
+    check_toolset_requirements: Callable[[], dict[str, bool]]
+    #: Per toolset: available, its tools, what they require, and why not; from one
+    #: snapshot of the table, so a toolset removed meanwhile is whole or absent.
+    get_available_toolsets: Callable[[], dict[str, dict[str, Any]]]
+
+
+#: The process-wide registry.
+registry = ToolRegistry()

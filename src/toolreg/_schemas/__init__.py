@@ -1,0 +1,1 @@
+"""What is done with a tool's JSON Schema: argument validation and provider formats."""

@@ -1,0 +1,239 @@
+"""Provider shapes for a tool definition.
+
+Each formatter takes the tool's name, description and JSON-Schema parameters
+(and optionally its entry, for what only some shapes carry: MCP's
+``annotations`` and ``outputSchema``) and returns the provider's definition,
+frozen (:mod:`.frozen`): read-only JSON types that share no dict or list with
+its input, which it never mutates. The registry hands that one object to every
+caller, so building it is the only copy.
+
+A provider whose name rules are narrower than the registry's (1-128 of
+letters, digits, ``_ . -``) gets a ValueError naming the tool and the rule;
+``get_definitions`` logs it and leaves that tool out. The shapes, rules and
+the pages they come from are in docs/formats.md.
+
+Options change the shape and so are part of the format's key: ``format_key``
+checks them and makes the hashable key every cache is keyed by, and
+``get_formatter`` takes either a plain format name or such a key.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .._contract.frozen import FrozenDict, freeze
+from .._contract.names import ANTHROPIC_NAME, GEMINI_NAME, MCP_NAME, OPENAI_NAME, NameRule
+
+if TYPE_CHECKING:
+    from .._contract.entry import ToolEntry
+
+
+class Formatter(Protocol):
+    """``(name, description, parameters, entry=None)`` -> the provider's definition."""
+
+    def __call__(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        entry: ToolEntry | None = None,
+    ) -> dict[str, Any]: ...
+
+
+class NotStrict(ValueError):
+    """A schema strict mode cannot express without changing what the tool accepts."""
+
+
+def _check(name: str, parameters: dict[str, Any], rule: NameRule, provider: str) -> None:
+    """Raise ValueError, naming the tool, unless ``provider`` takes the name and
+    ``parameters`` is an object schema (every provider wants one)."""
+    pattern, text = rule
+    if not isinstance(name, str) or not pattern.fullmatch(name):
+        raise ValueError(f"Tool {name!r} cannot be defined for {provider}: names must be {text}")
+    if not isinstance(parameters, dict) or parameters.get("type") != "object":
+        raise ValueError(f'Tool {name!r}: parameters must be a JSON-Schema with "type": "object"')
+
+
+def _object_schema(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The checked ``parameters``, with ``properties`` always present (not yet copied)."""
+    if "properties" in parameters:
+        return parameters
+    return {**parameters, "properties": {}}
+
+
+def _frozen(name: str, definition: dict[str, Any]) -> FrozenDict:
+    """``definition`` frozen, which copies it; ValueError naming the tool if it is not JSON."""
+    try:
+        return freeze(definition)
+    except TypeError as exc:
+        raise ValueError(f"Tool {name!r}: its definition is not JSON: {exc}") from None
+
+
+def _openai(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
+    _check(name, parameters, OPENAI_NAME, "OpenAI")
+    return _frozen(
+        name,
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": description,
+                "parameters": _object_schema(parameters),
+            },
+        },
+    )
+
+
+def _openai_responses(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
+    _check(name, parameters, OPENAI_NAME, "OpenAI")
+    # The Responses API defaults strict to true, and strict mode rejects any
+    # schema without additionalProperties: false and every property required,
+    # which ordinary tool schemas are not. Opting out keeps them accepted.
+    return _responses_tool(name, description, _object_schema(parameters), strict=False)
+
+
+def _responses_tool(
+    name: str, description: str, schema: dict[str, Any], *, strict: bool
+) -> dict[str, Any]:
+    return _frozen(
+        name,
+        {
+            "type": "function",
+            "name": name,
+            "description": description,
+            "parameters": schema,
+            "strict": strict,
+        },
+    )
+
+
+def _anthropic(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
+    _check(name, parameters, ANTHROPIC_NAME, "Anthropic")
+    return _frozen(
+        name, {"name": name, "description": description, "input_schema": _object_schema(parameters)}
+    )
+
+
+def _openai_strict(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
+    _check(name, parameters, OPENAI_NAME, "OpenAI")
+    function = {"name": name, "description": description, "parameters": _strict(name, parameters)}
+    return _frozen(name, {"type": "function", "function": {**function, "strict": True}})
+
+
+def _openai_responses_strict(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
+    _check(name, parameters, OPENAI_NAME, "OpenAI")
+    return _responses_tool(name, description, _strict(name, parameters), strict=True)
+
+
+def _strict(name: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """The strict-mode form of ``parameters``; NotStrict naming the tool and the reason."""
+    from .strict_schema import strict_schema  # loaded only by strict hosts
+
+    try:
+        return strict_schema(_object_schema(parameters))[0]
+    except NotStrict as exc:
+        raise NotStrict(f"Tool {name!r} cannot be made strict: {exc}") from None
+
+
+def _gemini(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
+    from .gemini_schema import to_gemini_schema  # loaded only by hosts that ask for Gemini
+
+    _check(name, parameters, GEMINI_NAME, "Gemini")
+    schema = to_gemini_schema(parameters)  # builds new dicts and lists throughout
+    declaration: dict[str, Any] = {"name": name, "description": description}
+    # A function without parameters leaves them unset: an object schema with no
+    # properties is answered with 400 "properties: should be non-empty for OBJECT type".
+    if schema.get("properties"):
+        declaration["parameters"] = schema
+    return _frozen(name, declaration)
+
+
+def _gemini_json_schema(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
+    _check(name, parameters, GEMINI_NAME, "Gemini")
+    declaration: dict[str, Any] = {"name": name, "description": description}
+    # Left out without properties, as in the gemini format: a function without
+    # parameters leaves them unset.
+    if parameters.get("properties"):
+        declaration["parameters_json_schema"] = parameters
+    return _frozen(name, declaration)
+
+
+def _mcp(
+    name: str, description: str, parameters: dict[str, Any], entry: ToolEntry | None = None
+) -> dict[str, Any]:
+    _check(name, parameters, MCP_NAME, "MCP")
+    definition = {
+        "name": name,
+        "description": description,
+        "inputSchema": _object_schema(parameters),
+    }
+    if entry is not None:
+        if entry.annotations:
+            definition["annotations"] = dict(entry.annotations)
+        if entry.output_schema is not None:
+            definition["outputSchema"] = entry.output_schema  # frozen below, which copies it
+    return _frozen(name, definition)
+
+
+FORMATS: dict[str, Formatter] = {
+    "openai": _openai,
+    "openai-responses": _openai_responses,
+    "anthropic": _anthropic,
+    "gemini": _gemini,
+    "gemini-json-schema": _gemini_json_schema,
+    "mcp": _mcp,
+}
+
+
+#: Formats with options, by (format, option, ...): the options in a fixed order.
+_WITH_OPTIONS: dict[tuple[str, ...], Formatter] = {
+    ("openai", "strict"): _openai_strict,
+    ("openai-responses", "strict"): _openai_responses_strict,
+}
+
+#: The formats OpenAI's strict mode applies to.
+STRICT_FORMATS = ("openai", "openai-responses")
+
+FormatKey = str | tuple[str, ...]
+
+
+def format_key(format: str, *, strict: bool = False) -> FormatKey:
+    """The cache key of ``format`` with these options: the name itself when none is set.
+
+    ValueError for an unknown format or an option the format does not have.
+    """
+    get_formatter(format)
+    if not strict:
+        return format
+    if format not in STRICT_FORMATS:
+        raise ValueError(
+            f"strict=True is for the {' and '.join(STRICT_FORMATS)} formats; "
+            f"{format!r} has no strict mode"
+        )
+    return (format, "strict")
+
+
+def get_formatter(format: FormatKey) -> Formatter:
+    try:
+        if isinstance(format, tuple):
+            return _WITH_OPTIONS[format]
+        return FORMATS[format]
+    except (KeyError, TypeError):
+        known = ", ".join(sorted(FORMATS))
+        raise ValueError(
+            f"Unknown definition format {format!r}; expected one of: {known}"
+        ) from None
