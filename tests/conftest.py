@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from serve_harness import HttpServer, ServeSetup
 from toolreg import ToolRegistry
@@ -377,6 +377,21 @@ def host_tool() -> Iterator[Callable[..., Any]]:
         registry.deregister(name)
 
 
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+# Arguments as pydantic writes them: Point as a reference to a definition, and
+# Optional[X] as a union with null.
+class Plot(BaseModel):
+    """Plot a point."""
+
+    at: Point
+    label: str | None = None
+    near: Point | None = None
+
+
 #: A tool schema with what providers differ on: $defs, a nullable union, const, a numeric enum.
 RICH_SCHEMA: dict[str, Any] = {
     "name": "plot",
@@ -401,3 +416,31 @@ RICH_SCHEMA: dict[str, Any] = {
         "additionalProperties": False,
     },
 }
+
+
+@pytest.fixture
+def schema_server() -> Iterator[tuple[str, list[str]]]:
+    """A schema's URL on loopback, and the paths anyone fetched from it (none, we hope)."""
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    fetched: list[str] = []
+
+    class Recorder(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            fetched.append(self.path)
+            body = b'{"type": "string"}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/schema.json", fetched
+    finally:
+        server.shutdown()
+        server.server_close()

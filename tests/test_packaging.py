@@ -52,3 +52,25 @@ def test_the_installed_builtins_are_found_under_toolreg(pack_venv):
     )
     assert found["inside"] and not found["top_level"]
     assert "toolreg.builtin_tools.file_tools" in found["modules"]
+
+
+def test_the_wheel_ships_the_documentation_pages_and_nothing_else_of_docs(pack_venv):
+    (wheel,) = (pack_venv.root / "wheels").glob("toolreg_core-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = {n.removeprefix("toolreg/_docs/") for n in archive.namelist() if "/_docs/" in n}
+    docs = REPO / "docs"
+    pages = {
+        p.relative_to(docs).as_posix() for p in [*docs.glob("*.md"), *docs.glob("guides/*.md")]
+    }
+    assert shipped == pages - {"api.md"}, "every page but the site's generated API page"
+
+
+def test_an_installed_toolreg_prints_its_pages_and_help_points_there(pack_venv):
+    listing = pack_venv.run("docs")
+    assert listing.returncode == 0, listing.stderr
+    assert "cli  " in listing.stdout and "guides/hosts" in listing.stdout
+    page = pack_venv.run("docs", "formats")
+    assert page.returncode == 0, page.stderr
+    assert page.stdout == (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
+    helped = pack_venv.run("--help")
+    assert "More: toolreg docs cli" in helped.stdout  # the wheel names no Documentation URL

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from anthropic import Anthropic
+from anthropic.types import ToolResultBlockParam
 
 from toolreg import discover_builtin_tools, registry, tool_result_message
 
@@ -23,7 +24,7 @@ def run(client: Anthropic, prompt: str, model: str = "claude-sonnet-4-5") -> str
             return "".join(block.text for block in response.content if block.type == "text")
         content = [block.model_dump(exclude_none=True) for block in response.content]
         messages.append({"role": "assistant", "content": content})
-        results = [
+        results: list[ToolResultBlockParam] = [
             tool_result_message(registry.dispatch(block.name, block.input), "anthropic",
                                 call_id=block.id)
             for block in response.content

@@ -16,6 +16,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._authoring.decorator import tool
     from ._contract.entry import ToolEntry, ToolOptions
+    from ._contract.names import DefinitionFormat
+    from ._contract.result_message_types import (
+        AnthropicToolResult,
+        GeminiFunctionResponsePart,
+        McpToolResult,
+        OpenAIFunctionCallOutput,
+        OpenAIToolMessage,
+    )
     from ._contract.result_messages import tool_result_message
     from ._contract.results import is_tool_error, tool_error, tool_result
     from ._contract.tool_context import ToolContext, current_context
@@ -39,7 +47,6 @@ if TYPE_CHECKING:
     from ._registry.tracing_switch import enable_tracing
     from ._schemas.definition_types import (
         AnthropicToolDefinition,
-        DefinitionFormat,
         GeminiFunctionDeclaration,
         McpToolDefinition,
         OpenAIFunction,
@@ -52,18 +59,23 @@ del TYPE_CHECKING
 #: Where each public name is defined, relative to this package.
 _SOURCES = {
     "AnthropicToolDefinition": "._schemas.definition_types",
+    "AnthropicToolResult": "._contract.result_message_types",
     "Config": "._policy.config",
     "ConfigError": "._policy.config",
     "Decision": "._core.decisions",
-    "DefinitionFormat": "._schemas.definition_types",
+    "DefinitionFormat": "._contract.names",
     "DispatchHooks": "._dispatch.dispatch",
     "GeminiFunctionDeclaration": "._schemas.definition_types",
+    "GeminiFunctionResponsePart": "._contract.result_message_types",
     "HookFailure": "._loaders.hook_runner",
     "McpManager": "._mcp.manager",
     "McpToolDefinition": "._schemas.definition_types",
+    "McpToolResult": "._contract.result_message_types",
     "OpenAIFunction": "._schemas.definition_types",
+    "OpenAIFunctionCallOutput": "._contract.result_message_types",
     "OpenAIResponsesToolDefinition": "._schemas.definition_types",
     "OpenAIToolDefinition": "._schemas.definition_types",
+    "OpenAIToolMessage": "._contract.result_message_types",
     "PluginHost": "._loaders.plugins",
     "PluginOutcome": "._loaders.report",
     "PluginPolicy": "._core.ownership",
@@ -106,18 +118,23 @@ _NEEDS_MCP = frozenset({"McpManager", "ReconnectPolicy"})
 
 __all__ = [
     "AnthropicToolDefinition",
+    "AnthropicToolResult",
     "Config",
     "ConfigError",
     "Decision",
     "DefinitionFormat",
     "DispatchHooks",
     "GeminiFunctionDeclaration",
+    "GeminiFunctionResponsePart",
     "HookFailure",
     "McpManager",
     "McpToolDefinition",
+    "McpToolResult",
     "OpenAIFunction",
+    "OpenAIFunctionCallOutput",
     "OpenAIResponsesToolDefinition",
     "OpenAIToolDefinition",
+    "OpenAIToolMessage",
     "PluginHost",
     "PluginOutcome",
     "PluginPolicy",

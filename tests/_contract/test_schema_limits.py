@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 import pytest
@@ -97,32 +95,13 @@ def test_local_refs_and_the_deepest_allowed_nesting_register_and_validate(reg: T
     assert "integer" in json.loads(reg.dispatch("fine", {"count": "x"}))["error"]
 
 
-def test_a_remote_ref_is_never_fetched(reg: ToolRegistry):
+def test_a_remote_ref_is_never_fetched(reg: ToolRegistry, schema_server):
     """The validator would fetch a remote $ref on first use; registration refuses it first."""
-    hits: list[str] = []
-
-    class Recorder(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-            hits.append(self.path)
-            body = b'{"type": "string"}'
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/schema.json"
-        with pytest.raises(ValueError, match="never fetched"):
-            reg.register("remote", "t", {"parameters": params(a={"$ref": url})}, str)
-        assert reg.dispatch("remote", {"a": "x"})  # unknown tool: nothing compiled
-    finally:
-        server.shutdown()
-    assert hits == []
+    url, fetched = schema_server
+    with pytest.raises(ValueError, match="never fetched"):
+        reg.register("remote", "t", {"parameters": params(a={"$ref": url})}, str)
+    assert reg.dispatch("remote", {"a": "x"})  # unknown tool: nothing compiled
+    assert fetched == []
 
 
 def test_a_schema_mutated_after_registration_is_not_compiled(reg: ToolRegistry, caplog):

@@ -447,6 +447,30 @@ class TestIncrementalRebuild:
         assert names(reg.get_definitions()) == ["free", "probed"]
         assert sorted(formatted) == ["free", "probed"]
 
+    def test_a_variant_is_cached_and_rebuilt_like_its_format(
+        self, reg: ToolRegistry, formatted: list[str]
+    ) -> None:
+        for name in ["a", "b"]:
+            add(reg, name)
+        options = {"inline_refs": True, "optional_as_absent": True}
+        plain, variant = reg.get_definitions(), reg.get_definitions(**options)
+        assert sorted(formatted) == ["a", "a", "b", "b"], "each variant built once per tool"
+        assert [one is other for one, other in zip(plain, variant, strict=True)] == [False] * 2
+        assert [d is e for d, e in zip(variant, reg.get_definitions(**options), strict=True)] == [
+            True
+        ] * 2
+        assert reg.get_definition("a", **options) is variant[0]
+        assert sorted(formatted) == ["a", "a", "b", "b"], "and no more"
+        formatted.clear()
+
+        reg.register("b", "ts", {**schema("b"), "description": "New b."}, handler)
+        again = reg.get_definitions(**options)
+        assert formatted == ["b"]
+        assert again[0] is variant[0] and again[1]["function"]["description"] == "New b."
+        assert json.loads(reg.get_definitions_json(**options))[1] == again[1]
+        reg.get_definitions(inline_refs=True)  # another variant: a cache of its own
+        assert formatted == ["b", "a", "b"]
+
     def test_entries_that_left_the_table_are_not_kept_alive(self, clock: FakeClock) -> None:
         class Handler:
             def __call__(self, args: dict[str, Any]) -> str:
@@ -457,10 +481,12 @@ class TestIncrementalRebuild:
         removed, replaced = Handler(), Handler()
         reg.register("gone", "ts", schema("gone"), removed)
         reg.register("again", "ts", schema("again"), replaced)
-        for fmt in ["openai", "anthropic", "mcp"]:  # caches in several formats
-            reg.get_definitions(format=fmt)
-            reg.get_definitions_json(["gone", "again"], format=fmt)
-            reg.get_definition("gone", format=fmt)
+        variants: list[dict[str, Any]] = [{}, {"inline_refs": True, "optional_as_absent": True}]
+        for fmt in ["openai", "anthropic", "mcp"]:  # caches in several formats and variants
+            for options in variants:
+                reg.get_definitions(format=fmt, **options)
+                reg.get_definitions_json(["gone", "again"], format=fmt, **options)
+                reg.get_definition("gone", format=fmt, **options)
         refs = [weakref.ref(removed), weakref.ref(replaced)]
         del removed, replaced
 

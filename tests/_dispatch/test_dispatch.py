@@ -627,3 +627,24 @@ class TestBoundedFailureLogs:
         assert all(len(line) <= 8 * MAX_ERROR_CHARS + 20 for line in lines)
         failure = [line for line in lines if line.startswith("Tool huge failed")]
         assert len(failure[0]) <= MAX_ERROR_CHARS
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_handlers_generator_exit_is_its_own_failure_on_every_route(is_async):
+    """GeneratorExit thrown across an await must not read as the host's coroutine closing."""
+    reg = ToolRegistry()
+
+    def handler(args, **kwargs):
+        raise GeneratorExit()
+
+    async def ahandler(args, **kwargs):
+        raise GeneratorExit()
+
+    reg.register("t", "ts", {}, ahandler if is_async else handler, is_async=is_async)
+    outcomes = [
+        reg.dispatch("t", {}),
+        asyncio.run(reg.adispatch("t", {})),
+        reg.dispatch_many([("t", {})])[0],
+    ]
+    for out in outcomes:
+        assert json.loads(out)["error"] == "Tool execution failed: GeneratorExit: ", out

@@ -34,6 +34,8 @@ CASES = [
     ["serve", "-h"],
     ["install", "-U", "toolreg-sqlite", "-e", "."],
     ["uninstall"],
+    ["docs"],
+    ["docs", "cli", "-h"],
     ["completion", "tcsh"],
     ["completion", "zsh"],
     ["new", "toolreg-x", "--dir", "d"],

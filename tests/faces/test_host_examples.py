@@ -1,4 +1,4 @@
-"""The host loops in docs/examples, run offline so docs/hosts.md cannot rot.
+"""The host examples in docs/examples, run offline so docs/hosts.md and the README cannot rot.
 
 Each loop gets a stand-in client whose model turns are the SDK's own response
 types: first a call to ``current_time``, then an answer built from the tool
@@ -11,8 +11,12 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
@@ -178,3 +182,34 @@ def test_the_loops_in_hosts_md_are_the_tested_files() -> None:
     assert len(blocks) == 4
     for path, code in blocks:
         assert code in (REPO / path).read_text(), f"docs/hosts.md differs from {path}"
+
+
+def test_the_readme_host_example_is_the_type_checked_file() -> None:
+    readme = (REPO / "README.md").read_text()
+    (block,) = re.findall(r"## Embedding it in a host\n\n```python\n(.*?)```", readme, re.S)
+    checked = (REPO / "docs" / "examples" / "embedding_host.py").read_text()
+    assert checked.endswith("\n" + block), "README.md differs from docs/examples/embedding_host.py"
+
+
+def test_the_readme_host_example_runs(tmp_path: Path) -> None:
+    # A fresh process in an empty directory: no operator config, no caches of this one.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLREG_")}
+    env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path))
+    script = (
+        "import json, runpy, sys; "
+        "found = runpy.run_path(sys.argv[1]); "
+        "print(json.dumps([[d['function']['name'] for d in found['defs']], found['result']]))"
+    )
+    path = REPO / "docs" / "examples" / "embedding_host.py"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    names, result = json.loads(done.stdout.splitlines()[-1])
+    assert "current_time" in names and "read_file" in names
+    assert json.loads(result)["timezone"] == "UTC"

@@ -14,10 +14,11 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
-from anthropic.types import ToolParam
-from google.genai.types import FunctionDeclarationDict
-from openai.types.chat import ChatCompletionToolParam
+from anthropic.types import ToolParam, ToolResultBlockParam
+from google.genai.types import FunctionDeclarationDict, PartDict
+from openai.types.chat import ChatCompletionToolMessageParam, ChatCompletionToolParam
 from openai.types.responses import FunctionToolParam
+from openai.types.responses.response_input_param import FunctionCallOutput
 from openai.types.shared_params import FunctionDefinition
 
 import toolreg
@@ -37,11 +38,39 @@ def test_definition_format_names_every_format() -> None:
         (toolreg.OpenAIResponsesToolDefinition, FunctionToolParam),
         (toolreg.AnthropicToolDefinition, ToolParam),
         (toolreg.GeminiFunctionDeclaration, FunctionDeclarationDict),
+        (toolreg.OpenAIToolMessage, ChatCompletionToolMessageParam),
+        (toolreg.OpenAIFunctionCallOutput, FunctionCallOutput),
+        (toolreg.AnthropicToolResult, ToolResultBlockParam),
+        (toolreg.GeminiFunctionResponsePart, PartDict),
     ],
 )
 def test_each_definition_type_has_every_key_of_the_sdks_type(ours: Any, theirs: Any) -> None:
     assert set(theirs.__annotations__) <= set(typing.get_type_hints(ours)), theirs.__name__
     assert set(ours.__annotations__) <= set(theirs.__annotations__) | {"async"}
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (toolreg.OpenAIToolMessage, ChatCompletionToolMessageParam),
+        (toolreg.OpenAIFunctionCallOutput, FunctionCallOutput),
+        (toolreg.AnthropicToolResult, ToolResultBlockParam),
+    ],
+)
+def test_each_result_type_requires_what_the_sdks_type_requires(ours: Any, theirs: Any) -> None:
+    # The SDKs write Required[...] as text: read it from there (mypy reads it the same).
+    required = {
+        key
+        for key, hint in theirs.__annotations__.items()
+        if str(getattr(hint, "__forward_arg__", hint)).startswith("Required[")
+    }
+    assert required, theirs.__name__
+    assert ours.__required_keys__ == required
+
+
+def test_tool_result_message_takes_the_definition_formats() -> None:
+    hints = typing.get_type_hints(toolreg.tool_result_message)
+    assert hints["format"] == toolreg.DefinitionFormat
 
 
 def echo(args: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@
   cut down to ``[A-Za-z0-9_]``, which every provider accepts.
 - The built-in tools are the modules under ``toolreg.builtin_tools``, in a
   checkout as in the wheel.
+- The provider formats are named by :data:`DefinitionFormat`.
 """
 
 from __future__ import annotations
@@ -16,13 +17,18 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 #: The longest tool name every provider takes (OpenAI, Anthropic, Gemini).
 MAX_PROVIDER_TOOL_NAME = 64
 MCP_PREFIX = "mcp-"
 BUILTIN_NAMESPACE = "toolreg.builtin_tools"
+
+#: The ``format`` names of ``get_definitions``, ``get_definition`` and ``tool_result_message``.
+DefinitionFormat = Literal[
+    "openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp"
+]
 
 
 _TOOL_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, overload
 
+from .names import DefinitionFormat
 from .result_blocks import Block, Media, Resource, Text, read_blocks
+from .result_message_types import (
+    AnthropicToolResult,
+    GeminiFunctionResponsePart,
+    McpToolResult,
+    OpenAIFunctionCallOutput,
+    OpenAIToolMessage,
+)
 from .results import is_multimodal, is_tool_error
 
 # Anthropic's image blocks take these types only.
@@ -64,7 +72,7 @@ def _required(value: str | None, what: str, format: str) -> str:
     return value
 
 
-def _openai(result: _Result, call_id: str | None, name: str | None) -> dict[str, Any]:
+def _openai(result: _Result, call_id: str | None, name: str | None) -> OpenAIToolMessage:
     # Chat Completions tool messages carry text parts only.
     return {
         "role": "tool",
@@ -73,7 +81,9 @@ def _openai(result: _Result, call_id: str | None, name: str | None) -> dict[str,
     }
 
 
-def _openai_responses(result: _Result, call_id: str | None, name: str | None) -> dict[str, Any]:
+def _openai_responses(
+    result: _Result, call_id: str | None, name: str | None
+) -> OpenAIFunctionCallOutput:
     call_id = _required(call_id, "call_id, the function call's call_id", "openai-responses")
     output = result.text_or_parts(_responses_part)
     return {"type": "function_call_output", "call_id": call_id, "output": output}
@@ -85,7 +95,7 @@ def _responses_part(block: Block) -> dict[str, Any]:
     return {"type": "input_text", "text": _as_text(block, lambda m: m.placeholder)}
 
 
-def _anthropic(result: _Result, call_id: str | None, name: str | None) -> dict[str, Any]:
+def _anthropic(result: _Result, call_id: str | None, name: str | None) -> AnthropicToolResult:
     call_id = _required(call_id, "call_id, the tool_use block's id", "anthropic")
     return {
         "type": "tool_result",
@@ -102,7 +112,7 @@ def _anthropic_part(block: Block) -> dict[str, Any]:
     return {"type": "text", "text": _as_text(block, lambda m: m.placeholder)}
 
 
-def _gemini(result: _Result, call_id: str | None, name: str | None) -> dict[str, Any]:
+def _gemini(result: _Result, call_id: str | None, name: str | None) -> GeminiFunctionResponsePart:
     name = _required(name, "name, the function call's name", "gemini")
     response: dict[str, Any]
     if result.text is not None:
@@ -134,8 +144,8 @@ def _gemini_response(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"output": value}
 
 
-def _mcp(result: _Result, call_id: str | None, name: str | None) -> dict[str, Any]:
-    message: dict[str, Any] = {
+def _mcp(result: _Result, call_id: str | None, name: str | None) -> McpToolResult:
+    message: McpToolResult = {
         "content": [_mcp_block(block) for block in result.blocks],
         "isError": result.is_error,
     }
@@ -152,7 +162,7 @@ def _mcp_block(block: Block) -> dict[str, Any]:
     return {"type": "text", "text": block.text}
 
 
-_MESSAGES: dict[str, Callable[[_Result, str | None, str | None], dict[str, Any]]] = {
+_MESSAGES: dict[str, _Message] = {
     "openai": _openai,
     "openai-responses": _openai_responses,
     "anthropic": _anthropic,
@@ -162,13 +172,67 @@ _MESSAGES: dict[str, Callable[[_Result, str | None, str | None], dict[str, Any]]
 }
 
 
+_Message = Callable[[_Result, "str | None", "str | None"], Any]
+_Gemini = Literal["gemini", "gemini-json-schema"]
+
+
+@overload
 def tool_result_message(
     result: str | dict[str, Any],
-    format: str,
+    format: Literal["openai"],
+    *,
+    call_id: str | None = ...,
+    name: str | None = ...,
+) -> OpenAIToolMessage: ...
+@overload
+def tool_result_message(
+    result: str | dict[str, Any],
+    format: Literal["openai-responses"],
+    *,
+    call_id: str | None = ...,
+    name: str | None = ...,
+) -> OpenAIFunctionCallOutput: ...
+@overload
+def tool_result_message(
+    result: str | dict[str, Any],
+    format: Literal["anthropic"],
+    *,
+    call_id: str | None = ...,
+    name: str | None = ...,
+) -> AnthropicToolResult: ...
+@overload
+def tool_result_message(
+    result: str | dict[str, Any],
+    format: _Gemini,
+    *,
+    call_id: str | None = ...,
+    name: str | None = ...,
+) -> GeminiFunctionResponsePart: ...
+@overload
+def tool_result_message(
+    result: str | dict[str, Any],
+    format: Literal["mcp"],
+    *,
+    call_id: str | None = ...,
+    name: str | None = ...,
+) -> McpToolResult: ...
+@overload
+def tool_result_message(
+    result: str | dict[str, Any],
+    format: DefinitionFormat,
+    *,
+    call_id: str | None = ...,
+    name: str | None = ...,
+) -> Any: ...
+
+
+def tool_result_message(
+    result: str | dict[str, Any],
+    format: DefinitionFormat,
     *,
     call_id: str | None = None,
     name: str | None = None,
-) -> dict[str, Any]:
+) -> Any:
     """A dispatch result as ``format``'s tool-result message or part, as a plain dict.
 
     ``call_id`` is the model's id for the call (required for ``openai``,

@@ -8,16 +8,21 @@ from typing import Any
 
 
 class WorkerInterrupt(Exception):
-    """SystemExit or KeyboardInterrupt raised by pack code on a worker thread.
+    """SystemExit, KeyboardInterrupt or GeneratorExit raised by pack code.
 
     Carried to the caller as an ordinary exception: a pack's ``sys.exit()`` is
-    a failure of that call, never the end of the host.
+    a failure of that call, never the end of the host, and a GeneratorExit
+    thrown across an ``await`` is not the caller's coroutine being closed.
     """
 
     def __init__(self, original: BaseException) -> None:
         super().__init__(original)
         self.original = original
 
+
+#: What pack code may raise that means something else once it crosses a thread
+#: or an ``await``: each is wrapped in WorkerInterrupt on the way.
+INTERRUPTS = (SystemExit, KeyboardInterrupt, GeneratorExit)
 
 #: Longest error text a failing handler may put in front of the model (or in a log line).
 MAX_ERROR_CHARS = 2048

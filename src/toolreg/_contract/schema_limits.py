@@ -19,7 +19,7 @@ is fine: each step consumes one level of the arguments.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 #: Deepest nesting of subschemas in ``parameters`` (``contains`` counts twice:
@@ -43,8 +43,14 @@ _KEYWORDS = frozenset(_ORDER)
 _RANK = {key: rank for rank, key in enumerate(_ORDER)}
 
 
-def _children(schema: dict[str, Any], present: set[str]) -> Iterator[tuple[str, str, Any]]:
-    """(keyword, pointer step, subschema) for every subschema directly under ``schema``.
+_Child = tuple[str, str, "int | str | None", Any]
+
+
+def _children(schema: dict[str, Any], present: set[str]) -> Iterator[_Child]:
+    """(keyword, pointer step, slot, subschema) for every subschema directly under ``schema``.
+
+    ``slot`` is where in the keyword's value it sits: a list index, a map key,
+    or None for the value itself.
 
     ``present`` is the schema's keywords that hold subschemas; walked in a fixed
     order, so that of two problems the same one is always reported.
@@ -54,18 +60,39 @@ def _children(schema: dict[str, Any], present: set[str]) -> Iterator[tuple[str, 
         if key in _MANY or (key == "items" and isinstance(value, list)):
             if isinstance(value, list):
                 for index, sub in enumerate(value):
-                    yield key, f"{key}/{index}", sub
+                    yield key, f"{key}/{index}", index, sub
         elif key in _MAP:
             if isinstance(value, dict):
                 for name, sub in value.items():
-                    yield key, f"{key}/{_escape(name)}", sub
+                    yield key, f"{key}/{_escape(name)}", name, sub
         elif key == "dependencies":
             if isinstance(value, dict):
                 for name, sub in value.items():
                     if isinstance(sub, dict):  # a list of names is not a schema
-                        yield key, f"{key}/{_escape(name)}", sub
+                        yield key, f"{key}/{_escape(name)}", name, sub
         elif key != "items" or value is not None:
-            yield key, key, value
+            yield key, key, None, value
+
+
+def map_subschemas(schema: dict[str, Any], rewrite: Callable[[Any, str], Any]) -> dict[str, Any]:
+    """A copy of ``schema`` with each direct subschema replaced by ``rewrite(sub, step)``.
+
+    ``step`` is the JSON-pointer step to it (``properties/a``). Only keywords
+    that hold subschemas are rewritten; values that are data (``enum``,
+    ``default``, ``examples``) are kept as they are, whatever keys they hold.
+    """
+    out = dict(schema)
+    present = schema.keys() & _KEYWORDS
+    copied: set[str] = set()
+    for key, step, slot, sub in _children(schema, present) if present else ():
+        if slot is None:
+            out[key] = rewrite(sub, step)
+            continue
+        if key not in copied:  # a new list or map for the rewritten parts
+            out[key] = list(out[key]) if isinstance(slot, int) else dict(out[key])
+            copied.add(key)
+        out[key][slot] = rewrite(sub, step)
+    return out
 
 
 def _escape(name: Any) -> str:
@@ -115,7 +142,7 @@ def check_validatable(
         if not present and "$ref" not in schema:
             continue  # a leaf, like most of a schema: nothing under it
         targets: list[dict[str, Any]] = []
-        for keyword, step, sub in _children(schema, present):
+        for keyword, step, _, sub in _children(schema, present):
             stack.append((sub, f"{where}/{step}", depth + _WEIGHT.get(keyword, 1)))
             if keyword in _SAME_VALUE and isinstance(sub, dict):
                 targets.append(sub)

@@ -1,6 +1,7 @@
-"""The typed signatures of ``get_definition`` and ``get_definitions``: one overload per format.
+"""The typed signatures of ``get_definition``, ``get_definitions`` (one overload per
+format) and ``get_definitions_json``.
 
-Type checkers read these; at run time the registry's two attributes are its
+Type checkers read these; at run time the registry's three attributes are its
 ``Definitions`` part's own bound methods (``_definitions/definitions.py``).
 """
 
@@ -9,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal, Protocol, overload
 
+from .._contract.names import DefinitionFormat
 from .._schemas.definition_types import (
     AnthropicToolDefinition,
-    DefinitionFormat,
     GeminiFunctionDeclaration,
     McpToolDefinition,
     OpenAIResponsesToolDefinition,
@@ -22,41 +23,86 @@ _Gemini = Literal["gemini", "gemini-json-schema"]
 
 
 class GetDefinition(Protocol):
-    """``get_definition(name, *, format="openai", strict=False)``: a tool's definition or None."""
+    """``get_definition(name, *, format="openai", **options)``: a tool's definition or None.
+
+    The options (``strict``, ``inline_refs``, ``optional_as_absent``) are
+    ``get_definitions``'.
+    """
 
     @overload
     def __call__(
-        self, name: str, *, format: Literal["openai"] = ..., strict: bool = ...
+        self,
+        name: str,
+        *,
+        format: Literal["openai"] = ...,
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
     ) -> OpenAIToolDefinition | None: ...
 
     @overload
     def __call__(
-        self, name: str, *, format: Literal["openai-responses"], strict: bool = ...
+        self,
+        name: str,
+        *,
+        format: Literal["openai-responses"],
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
     ) -> OpenAIResponsesToolDefinition | None: ...
 
     @overload
     def __call__(
-        self, name: str, *, format: Literal["anthropic"], strict: bool = ...
+        self,
+        name: str,
+        *,
+        format: Literal["anthropic"],
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
     ) -> AnthropicToolDefinition | None: ...
 
     @overload
     def __call__(
-        self, name: str, *, format: _Gemini, strict: bool = ...
+        self,
+        name: str,
+        *,
+        format: _Gemini,
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
     ) -> GeminiFunctionDeclaration | None: ...
 
     @overload
     def __call__(
-        self, name: str, *, format: Literal["mcp"], strict: bool = ...
+        self,
+        name: str,
+        *,
+        format: Literal["mcp"],
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
     ) -> McpToolDefinition | None: ...
 
     @overload
     def __call__(
-        self, name: str, *, format: DefinitionFormat, strict: bool = ...
+        self,
+        name: str,
+        *,
+        format: DefinitionFormat,
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
     ) -> Any | None: ...
 
 
 class GetDefinitions(Protocol):
-    """``get_definitions(tool_names=None, *, format="openai", strict=False)``: the list."""
+    """``get_definitions(tool_names=None, *, format="openai", **options)``: the list.
+
+    ``strict``: OpenAI's strict mode; ``inline_refs``: every local ``$ref``
+    inlined; ``optional_as_absent``: an optional nullable property written as a
+    non-null one. A tool an option cannot hold is left out, with a warning.
+    """
 
     @overload
     def __call__(
@@ -65,6 +111,8 @@ class GetDefinitions(Protocol):
         *,
         format: Literal["openai"] = ...,
         strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
     ) -> list[OpenAIToolDefinition]: ...
 
     @overload
@@ -74,6 +122,8 @@ class GetDefinitions(Protocol):
         *,
         format: Literal["openai-responses"],
         strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
     ) -> list[OpenAIResponsesToolDefinition]: ...
 
     @overload
@@ -83,6 +133,8 @@ class GetDefinitions(Protocol):
         *,
         format: Literal["anthropic"],
         strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
     ) -> list[AnthropicToolDefinition]: ...
 
     @overload
@@ -92,6 +144,8 @@ class GetDefinitions(Protocol):
         *,
         format: _Gemini,
         strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
     ) -> list[GeminiFunctionDeclaration]: ...
 
     @overload
@@ -101,6 +155,8 @@ class GetDefinitions(Protocol):
         *,
         format: Literal["mcp"],
         strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
     ) -> list[McpToolDefinition]: ...
 
     @overload
@@ -110,4 +166,23 @@ class GetDefinitions(Protocol):
         *,
         format: DefinitionFormat,
         strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
     ) -> list[Any]: ...
+
+
+class GetDefinitionsJson(Protocol):
+    """``get_definitions_json(tool_names=None, *, format="openai", **options)``: the list as JSON.
+
+    Memoised whole when no tool is dynamic.
+    """
+
+    def __call__(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: DefinitionFormat = ...,
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> str: ...

@@ -27,7 +27,13 @@ from .._contract.frozen import FrozenDict, thaw
 from .._contract.schema_checks import check_parameters, parameters_of
 from .._core.availability import Availability
 from .._core.table import ToolTable
-from .._schemas.formats import FormatKey, Formatter, NotStrict, format_key, get_formatter
+from .._schemas.formats import (
+    FormatKey,
+    Formatter,
+    Unrepresentable,
+    format_key,
+    get_formatter,
+)
 from .definition_layout import Built, Layout
 
 logger = logging.getLogger("toolreg.definitions")
@@ -112,8 +118,8 @@ def _listed(memo: _Memo, format: FormatKey) -> list[dict[str, Any]]:
         for index, built in memo.dynamic:
             try:
                 definitions[index] = _dynamic_definition(built.entry, formatter, built)
-            except NotStrict as exc:  # its overrides cannot be strict: left out, never loose
-                logger.warning("Left out of the strict definitions: %s", exc)
+            except Unrepresentable as exc:  # its overrides cannot be: left out, never loose
+                logger.warning("Left out of the definitions %s: %s", _asked(format), exc)
                 refused.append(index)
         for index in reversed(refused):
             del definitions[index]
@@ -197,14 +203,22 @@ class Definitions:
                 self._layouts[key] = patched
 
     def get_definition(
-        self, name: str, *, format: str = "openai", strict: bool = False
+        self,
+        name: str,
+        *,
+        format: str = "openai",
+        strict: bool = False,
+        inline_refs: bool = False,
+        optional_as_absent: bool = False,
     ) -> dict[str, Any] | None:
         """One tool's definition, available or not; None for an unknown tool.
 
         Shared and read-only, like ``get_definitions``'; a tool with
         ``dynamic_schema_overrides`` gets a private copy.
         """
-        format = format_key(format, strict=strict)
+        format = format_key(
+            format, strict=strict, inline_refs=inline_refs, optional_as_absent=optional_as_absent
+        )
         formatter = get_formatter(format)
         entry = self._table.live.get(name)
         if entry is None:
@@ -223,13 +237,17 @@ class Definitions:
         *,
         format: str = "openai",
         strict: bool = False,
+        inline_refs: bool = False,
+        optional_as_absent: bool = False,
     ) -> list[dict[str, Any]]:
         """Definitions of the available tools among ``tool_names`` (all when None), by name.
 
         A fresh list of shared, read-only definitions: append to the list, but
         ``copy.deepcopy`` a definition before changing it.
         """
-        key = format_key(format, strict=strict)
+        key = format_key(
+            format, strict=strict, inline_refs=inline_refs, optional_as_absent=optional_as_absent
+        )
         return _listed(self._memo_for(tool_names, key), key)
 
     def get_definitions_json(
@@ -238,9 +256,13 @@ class Definitions:
         *,
         format: str = "openai",
         strict: bool = False,
+        inline_refs: bool = False,
+        optional_as_absent: bool = False,
     ) -> str:
         """``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic."""
-        key = format_key(format, strict=strict)
+        key = format_key(
+            format, strict=strict, inline_refs=inline_refs, optional_as_absent=optional_as_absent
+        )
         memo = self._memo_for(tool_names, key)
         if memo.dynamic:
             return json.dumps(_listed(memo, key), ensure_ascii=False)
@@ -325,28 +347,36 @@ class Definitions:
             formatter = get_formatter(format)
             cache = self._built[format]
             built: dict[int, Built] = {}
-            not_strict: list[str] = []
+            refused: list[str] = []
             for index in missing:
                 entry = layout.entries[index]
                 one = cache.get(entry.name)
                 if one is None or one.entry is not entry:  # not built since the layout was
                     try:
                         one = Built(entry, _static_definition(entry, formatter))
-                    except NotStrict as exc:  # refused, never sent without strict mode
-                        not_strict.append(str(exc))
+                    except Unrepresentable as exc:  # never sent without the option asked for
+                        refused.append(str(exc))
                         continue
                     except Exception as exc:  # one bad tool never breaks the list
                         logger.error("Skipping tool %s in definitions: %s", entry.name, exc)
                         continue
                 built[index] = one
-            if not_strict:
+            if refused:
                 logger.warning(
-                    "Left out of the strict definitions (strict_refusals() lists them): %s",
-                    "; ".join(not_strict),
+                    "Left out of the definitions %s: %s", _asked(format), "; ".join(refused)
                 )
             self._keep(format, {one.entry.name: one for one in built.values()})
             layout = layout.with_built(built)
         return _Memo(layout, verdicts, available)
+
+
+def _asked(format: FormatKey) -> str:
+    """The options of a format key, as the warning names them."""
+    if isinstance(format, str):
+        return f"in {format}"
+    name, *options = format
+    hint = " (strict_refusals() lists them)" if "strict" in options else ""
+    return f"in {name} with {', '.join(options)}{hint}"
 
 
 def _indexes_of_none(rows: list[Any]) -> list[int]:

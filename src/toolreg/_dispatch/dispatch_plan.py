@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from .._contract.entry import ToolEntry
-from .._contract.results import type_name
+from .._contract.results import INTERRUPTS, type_name
 from .._schemas.simple_schemas import Acceptor
 from .._schemas.validation import ArgumentCheck, Checker, invalid_arguments, parse_json_args
 from .async_bridge import run_coroutine
@@ -127,7 +127,7 @@ async def awaited(coro: Any) -> Any:
     """Await a handler's coroutine; its SystemExit or KeyboardInterrupt is its own failure."""
     try:
         return await coro
-    except (SystemExit, KeyboardInterrupt) as exc:
+    except INTERRUPTS as exc:
         raise WorkerInterrupt(exc) from None
 
 

@@ -13,6 +13,7 @@ from types import CoroutineType
 from typing import Any
 
 from .._contract.entry import ToolEntry
+from .._contract.results import INTERRUPTS
 from .async_bridge import run_coroutine
 from .workers import TOOL_POOL, DeadlineExceeded, WorkerInterrupt
 
@@ -63,5 +64,5 @@ async def _contained(coro: Any) -> Any:
     """SystemExit or KeyboardInterrupt escaping wait_for's task would stop the host's loop."""
     try:
         return await coro
-    except (SystemExit, KeyboardInterrupt) as exc:
+    except INTERRUPTS as exc:
         raise WorkerInterrupt(exc) from None

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .._contract.results import WorkerInterrupt
+from .._contract.results import INTERRUPTS, WorkerInterrupt
 
 
 class DeadlineExceeded(Exception):
@@ -36,10 +36,10 @@ class NoCapacity(Exception):
 
 
 def contained(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call ``fn``; SystemExit and KeyboardInterrupt come back as WorkerInterrupt."""
+    """Call ``fn``; SystemExit, KeyboardInterrupt and GeneratorExit come back as WorkerInterrupt."""
     try:
         return fn(*args, **kwargs)
-    except (SystemExit, KeyboardInterrupt) as exc:
+    except INTERRUPTS as exc:
         raise WorkerInterrupt(exc) from None
 
 
@@ -147,7 +147,7 @@ class WorkerPool:
             if time.monotonic() < deadline and future.set_running_or_notify_cancel():
                 try:
                     future.set_result(fn(*args, **kwargs))
-                except (SystemExit, KeyboardInterrupt) as exc:
+                except INTERRUPTS as exc:
                     future.set_exception(WorkerInterrupt(exc))
                 except BaseException as exc:  # re-raised in the caller's thread
                     future.set_exception(exc)

@@ -44,7 +44,6 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from .._contract.rate_limit import TokenBucket
 from .._contract.results import clip
 from .._contract.tool_context import (
     MCP_LEVEL,
@@ -54,6 +53,7 @@ from .._contract.tool_context import (
     log_for_tool,
     lowest_level_wanted,
 )
+from .rate_limit import TokenBucket
 
 if TYPE_CHECKING:
     from .link import ServerLink

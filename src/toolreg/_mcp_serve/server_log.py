@@ -38,9 +38,9 @@ from mcp.server.lowlevel.server import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._contract.client_log import LEVELS, bound_client_log, current_client_log, level_of, rank
-from .._contract.rate_limit import TokenBucket
 from .._contract.results import clip
 from .._contract.tool_context import MCP_LEVEL
+from .._mcp.rate_limit import TokenBucket
 from .server_calls import session_key
 
 logger = logging.getLogger("toolreg.serve")

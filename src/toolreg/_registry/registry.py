@@ -41,8 +41,7 @@ from .._dispatch.dispatch import Dispatcher, DispatchHooks
 from .._dispatch.dispatch_many import Batches
 
 if TYPE_CHECKING:
-    from .._definitions.definition_api import GetDefinition, GetDefinitions
-    from .._schemas.definition_types import DefinitionFormat
+    from .._definitions.definition_api import GetDefinition, GetDefinitions, GetDefinitionsJson
 
 
 class ToolRegistry:
@@ -70,6 +69,7 @@ class ToolRegistry:
         # Typed per format in definition_api; the Definitions part's own methods.
         self.get_definition = self._definitions.get_definition  # type: ignore[assignment]
         self.get_definitions = self._definitions.get_definitions  # type: ignore[assignment]
+        self.get_definitions_json = self._definitions.get_definitions_json
         callers = self._callers
         self.get_plugin_policy = callers.policies.get
         self.remove_plugin_override_policy = callers.unbind
@@ -364,24 +364,18 @@ class ToolRegistry:
     # -- definitions ------------------------------------------------------------
 
     #: One tool's definition, available or not; None for an unknown tool. Shared
-    #: and read-only, like ``get_definitions``'. With ``strict=True`` (``openai``,
-    #: ``openai-responses``) a tool strict mode cannot hold raises ValueError.
+    #: and read-only, like ``get_definitions``'. A tool an option cannot hold
+    #: (``strict``, ``inline_refs``) raises ValueError with the reason.
     get_definition: GetDefinition
     #: Definitions of the available tools among ``tool_names`` (all when None), by
     #: name: a fresh list of shared, read-only definitions (``copy.deepcopy`` one
-    #: before changing it). ``strict=True`` sends OpenAI's strict mode and leaves
-    #: out, with a warning, the tools it cannot hold (``toolreg.strict_refusals``).
+    #: before changing it). ``strict=True`` sends OpenAI's strict mode,
+    #: ``inline_refs=True`` inlines every ``$ref``, ``optional_as_absent=True``
+    #: writes an optional nullable property as a non-null one; a tool an option
+    #: cannot hold is left out with a warning (``toolreg.strict_refusals``).
     get_definitions: GetDefinitions
-
-    def get_definitions_json(
-        self,
-        tool_names: Iterable[str] | None = None,
-        *,
-        format: DefinitionFormat = "openai",
-        strict: bool = False,
-    ) -> str:
-        """``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic."""
-        return self._definitions.get_definitions_json(tool_names, format=format, strict=strict)
+    #: ``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic.
+    get_definitions_json: GetDefinitionsJson
 
     # -- availability: the AvailabilityView part's own methods (toolset_report) --
 

@@ -1,4 +1,5 @@
-"""Static types of the definition formats: the format names, and each definition's shape.
+"""Static types of the definition formats: each definition's shape (the names are in
+``_contract/names.py``, ``DefinitionFormat``, shared with ``tool_result_message``).
 
 Each TypedDict has the keys, types and required-ness of the provider SDK's
 own parameter type, so a type checker accepts toolreg's definitions where the
@@ -18,11 +19,6 @@ them differently (``Dict[str, object]``, unions of their own TypedDicts), and
 from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
-
-#: The ``format`` names of ``get_definitions``, ``get_definition`` and ``tool_result_message``.
-DefinitionFormat = Literal[
-    "openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp"
-]
 
 
 class _OpenAIFunctionRequired(TypedDict):

@@ -14,7 +14,10 @@ the pages they come from are in docs/formats.md.
 
 Options change the shape and so are part of the format's key: ``format_key``
 checks them and makes the hashable key every cache is keyed by, and
-``get_formatter`` takes either a plain format name or such a key.
+``get_formatter`` takes either a plain format name or such a key. ``strict``
+is OpenAI's strict mode (:mod:`.strict_schema`); ``inline_refs`` and
+``optional_as_absent`` rewrite the parameters before the format shapes them
+(:mod:`.inline_refs`, :mod:`.optional_absent`).
 """
 
 from __future__ import annotations
@@ -40,8 +43,20 @@ class Formatter(Protocol):
     ) -> dict[str, Any]: ...
 
 
-class NotStrict(ValueError):
+class Unrepresentable(ValueError):
+    """A schema a format's option cannot express without changing what the tool accepts.
+
+    ``get_definitions`` leaves such a tool out, with a warning, rather than send
+    it without the option; ``get_definition`` raises it.
+    """
+
+
+class NotStrict(Unrepresentable):
     """A schema strict mode cannot express without changing what the tool accepts."""
+
+
+class NotInlinable(Unrepresentable):
+    """A schema whose ``$ref``s cannot all be inlined (recursive, remote, missing, too big)."""
 
 
 def _check(name: str, parameters: dict[str, Any], rule: NameRule, provider: str) -> None:
@@ -199,41 +214,106 @@ FORMATS: dict[str, Formatter] = {
 }
 
 
-#: Formats with options, by (format, option, ...): the options in a fixed order.
-_WITH_OPTIONS: dict[tuple[str, ...], Formatter] = {
-    ("openai", "strict"): _openai_strict,
-    ("openai-responses", "strict"): _openai_responses_strict,
+#: The strict forms of the formats OpenAI's strict mode applies to.
+_STRICT: dict[str, Formatter] = {
+    "openai": _openai_strict,
+    "openai-responses": _openai_responses_strict,
 }
+STRICT_FORMATS = tuple(_STRICT)
 
-#: The formats OpenAI's strict mode applies to.
-STRICT_FORMATS = ("openai", "openai-responses")
+#: Formats whose parameters never hold a $ref: inline_refs changes nothing there.
+_INLINED_ALREADY = frozenset({"gemini"})
 
 FormatKey = str | tuple[str, ...]
 
 
-def format_key(format: str, *, strict: bool = False) -> FormatKey:
-    """The cache key of ``format`` with these options: the name itself when none is set.
+def format_key(
+    format: str,
+    *,
+    strict: bool = False,
+    inline_refs: bool = False,
+    optional_as_absent: bool = False,
+) -> FormatKey:
+    """The cache key of ``format`` with these options: the name itself when none is set,
+    else ``(format, option, ...)`` with the options that change its output, in this order.
 
     ValueError for an unknown format or an option the format does not have.
     """
     get_formatter(format)
-    if not strict:
-        return format
-    if format not in STRICT_FORMATS:
+    if strict and format not in _STRICT:
         raise ValueError(
             f"strict=True is for the {' and '.join(STRICT_FORMATS)} formats; "
             f"{format!r} has no strict mode"
         )
-    return (format, "strict")
+    if strict and optional_as_absent:
+        raise ValueError(
+            "optional_as_absent=True cannot be combined with strict=True: strict mode "
+            "needs every property required, an optional one nullable"
+        )
+    # Strict mode inlines every $ref itself, like the gemini format.
+    inline_refs = inline_refs and not strict and format not in _INLINED_ALREADY
+    options = [
+        option
+        for option, on in (
+            ("strict", strict),
+            ("inline_refs", inline_refs),
+            ("optional_as_absent", optional_as_absent),
+        )
+        if on
+    ]
+    return (format, *options) if options else format
 
 
 def get_formatter(format: FormatKey) -> Formatter:
-    try:
-        if isinstance(format, tuple):
-            return _WITH_OPTIONS[format]
-        return FORMATS[format]
-    except (KeyError, TypeError):
+    """The formatter for a format name or a key from :func:`format_key`."""
+    name, options = (
+        (format[0], format[1:]) if isinstance(format, tuple) and format else (format, ())
+    )
+    if not isinstance(name, str) or name not in FORMATS:
         known = ", ".join(sorted(FORMATS))
-        raise ValueError(
-            f"Unknown definition format {format!r}; expected one of: {known}"
-        ) from None
+        raise ValueError(f"Unknown definition format {format!r}; expected one of: {known}")
+    if not options:
+        return FORMATS[name]
+    if not set(options) <= _OPTIONS or ("strict" in options and name not in _STRICT):
+        raise ValueError(f"Unknown options in definition format {format!r}")
+    if options == ("strict",):
+        return _STRICT[name]
+    return _Rewriting(name, options)
+
+
+_OPTIONS = frozenset({"strict", "inline_refs", "optional_as_absent"})
+
+
+class _Rewriting:
+    """A format's formatter, given parameters rewritten by the options first."""
+
+    __slots__ = ("name", "options")
+
+    def __init__(self, name: str, options: tuple[str, ...]) -> None:
+        self.name = name
+        self.options = options
+
+    def __call__(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        entry: ToolEntry | None = None,
+    ) -> dict[str, Any]:
+        if isinstance(parameters, dict):  # else the format's own check names the problem
+            if "inline_refs" in self.options:
+                from .inline_refs import inline_refs  # loaded only by hosts that ask for it
+
+                try:
+                    parameters = inline_refs(parameters)
+                except NotInlinable as exc:
+                    raise NotInlinable(
+                        f"Tool {name!r} cannot have its $refs inlined: {exc}"
+                    ) from None
+            if "optional_as_absent" in self.options:
+                from .optional_absent import optional_as_absent
+
+                parameters = optional_as_absent(parameters)
+        # Looked up on every call, like the plain formats.
+        formatter = _STRICT[self.name] if "strict" in self.options else FORMATS[self.name]
+        return formatter(name, description, parameters, entry)

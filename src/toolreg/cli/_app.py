@@ -19,18 +19,20 @@ from importlib import import_module
 from toolreg import stop_mcp
 
 from ._errors import EXIT_FAILURE, CliError
-from ._help import more_help
+from ._help import Epilog, HelpFormatter
 from ._logs import cli_logging
 from ._version import VersionAction
 
 # The definition formats of registry.get_definitions (toolreg._schemas.formats.FORMATS).
 FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp")
 
-_EPILOG = f"""\
+_EPILOG = Epilog(
+    """\
 exit codes: 0 success; 1 unknown tool or toolset, a tool_error result, or an
 internal error; 2 bad usage, bad JSON arguments or a bad config file.
-{more_help("cli")}
-"""
+""",
+    "cli",
+)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -56,7 +58,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="toolreg",
         description="Inspect and call the tools an LLM agent gets from toolreg.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         parents=[verbose],
     )
     parser.add_argument("-V", "--version", action=VersionAction)
@@ -161,6 +163,12 @@ def _add_completion(sub: argparse._SubParsersAction, verbose: argparse.ArgumentP
     p.add_argument("shell", metavar="SHELL", choices=SHELLS, help=", ".join(SHELLS))
 
 
+def _add_docs(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
+    from ._docs import add_docs_parser
+
+    add_docs_parser(sub, verbose)
+
+
 def _add_new(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
     p = sub.add_parser("new", parents=[verbose], help="create a tool-pack project to publish")
     p.add_argument("name", metavar="PACK_NAME", help="distribution name, e.g. toolreg-weather")
@@ -180,6 +188,7 @@ _SUBPARSERS: dict[str, Callable[[argparse._SubParsersAction, argparse.ArgumentPa
     "serve": _add_serve,
     "install": _add_install,
     "uninstall": _add_uninstall,
+    "docs": _add_docs,
     "completion": _add_completion,
     "new": _add_new,
 }
@@ -255,6 +264,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("._serve", "cmd_serve"),
     "install": ("._pip_commands", "cmd_install"),
     "uninstall": ("._pip_commands", "cmd_uninstall"),
+    "docs": ("._docs", "cmd_docs"),  # prints a shipped page; loads no tools
     "new": ("._scaffold", "cmd_new"),  # writes files; loads no tools
 }
 

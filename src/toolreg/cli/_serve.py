@@ -28,7 +28,7 @@ from .._mcp_serve import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN
 from ._commands import _did_you_mean, load
 from ._doctor import workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
-from ._help import more_help
+from ._help import Epilog, HelpFormatter
 from ._logs import quiet_loading
 from ._state import state
 
@@ -41,7 +41,7 @@ log = logging.getLogger("toolreg.serve")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 
-EPILOG = (
+EPILOG = Epilog(
     """\
 MCP client config (stdio; the client starts the server):
   {"mcpServers": {"toolreg": {"command": "toolreg", "args": ["serve"]}}}
@@ -59,9 +59,8 @@ unless --insecure-no-auth says so. Probes for balancers and orchestrators,
 without Host check or token: GET /healthz (200 while the process serves) and
 GET /readyz (503 while the tools load, then 200).
 Needs the MCP SDK: pip install 'toolreg-core[mcp]'.
-"""
-    + more_help("mcp")
-    + "\n"
+""",
+    "mcp",
 )
 
 
@@ -73,7 +72,7 @@ def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentP
         help="offer the tools to MCP clients (stdio or streamable HTTP)",
         description="Offer the registry's available tools to MCP clients.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "--transport",
