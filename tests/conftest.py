@@ -444,3 +444,28 @@ def schema_server() -> Iterator[tuple[str, list[str]]]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+#: A local plugin whose tool has a $ref and an optional nullable property: what
+#: --inline-refs and --optional-as-absent reshape (CLI and serve tests).
+SHAPED_PLUGIN = """
+from toolreg import registry
+
+registry.register(
+    "plot",
+    "shapes",
+    {
+        "description": "Plot a point.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "where": {"$ref": "#/$defs/Point"},
+                "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+            },
+            "required": ["where"],
+            "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+        },
+    },
+    lambda args: "ok",
+)
+"""

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from conftest import SHAPED_PLUGIN
 from serve_harness import EXTRA_TOOL, PLUGIN, HttpServer, ServeSetup, run, stdio_client_for, text_of
 
 pytest.importorskip("mcp")
@@ -257,3 +258,27 @@ def test_multimodal_blocks_become_mcp_content() -> None:
     assert json.loads(result.content[-1].text) == {"type": "video", "url": "x"}
     assert not result.is_error
     assert call_result('{"error": "no"}').is_error
+
+
+@pytest.mark.parametrize("flags", [(), ("--inline-refs", "--optional-as-absent")])
+def test_stdio_shapes_schemas_for_clients_that_need_it(serve_setup: ServeSetup, flags) -> None:
+    """The flags change what tools/list says, not what a call may send."""
+    serve_setup.plugin.write_text(serve_setup.plugin.read_text() + SHAPED_PLUGIN)
+
+    async def session() -> None:
+        async with Client(stdio_client_for(serve_setup, "--toolset", "shapes", *flags)) as client:
+            (tool,) = (await client.list_tools()).tools
+            schema = tool.input_schema
+            text = json.dumps(schema)
+            if flags:
+                assert "$ref" not in text and "$defs" not in text
+                assert schema["properties"]["where"]["properties"]["x"] == {"type": "integer"}
+                assert schema["properties"]["note"] == {"type": "string"}
+            else:
+                assert schema["properties"]["where"] == {"$ref": "#/$defs/Point"}
+                assert "null" in text
+            # The registered schema still judges calls: an explicit null stays allowed.
+            result = await client.call_tool("plot", {"where": {"x": 3}, "note": None})
+            assert text_of(result) == "ok"
+
+    run(session)

@@ -173,3 +173,27 @@ def test_without_the_rewrite_the_framework_refuses_the_http_tool() -> None:
     with pytest.raises(UserError, match="additionalProperties"):
         FunctionTool("http_request", "", parameters, lambda ctx, args: None)
     strict(parameters)
+
+
+def _ref_chain(hops: int) -> dict[str, Any]:
+    """Parameters whose one property reaches an integer through ``hops`` $refs."""
+    defs: dict[str, Any] = {f"D{i}": {"$ref": f"#/$defs/D{i + 1}"} for i in range(hops - 1)}
+    defs[f"D{hops - 1}"] = {"type": "integer"}
+    return {"type": "object", "properties": {"v": {"$ref": "#/$defs/D0"}}, "$defs": defs}
+
+
+def test_a_long_ref_chain_is_refused_with_its_reason_not_a_recursion_error():
+    from toolreg._contract.schema_limits import MAX_REF_HOPS
+
+    converted, _ = strict_schema(_ref_chain(MAX_REF_HOPS))
+    assert converted["properties"]["v"]["type"] == ["integer", "null"]  # inlined; optional
+    with pytest.raises(NotStrict, match=f"chain of more than {MAX_REF_HOPS} \\$refs"):
+        strict_schema(_ref_chain(1000))
+
+
+def test_a_long_ref_chain_becomes_an_opaque_object_for_gemini():
+    from toolreg._contract.schema_limits import MAX_REF_HOPS
+    from toolreg._schemas.gemini_schema import to_gemini_schema
+
+    assert to_gemini_schema(_ref_chain(MAX_REF_HOPS))["properties"]["v"] == {"type": "integer"}
+    assert to_gemini_schema(_ref_chain(1000))["properties"]["v"] == {"type": "object"}

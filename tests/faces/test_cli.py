@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHAPED_PLUGIN
 from pack_cli import assert_one_line_error, run
 from toolreg import registry, tool_error
 from toolreg.cli import main
@@ -503,3 +504,22 @@ def test_arguments_or_config_too_deep_to_parse_exit_2_naming_them(tmp_path):
         proc = run_process([*console_command(), "--config", str(config), *command], tmp_path)
         assert proc.returncode == 2, proc.stderr
         assert_one_line_error(proc.stderr, str(config), "nested too deeply")
+
+
+def test_list_and_show_shape_definitions_on_request(tmp_path):
+    toolreg = with_local_plugin(tmp_path, "shapes", SHAPED_PLUGIN)
+    flags = ("--inline-refs", "--optional-as-absent")
+    plain = toolreg("show", "plot", "--json", "--format", "anthropic")
+    shaped = toolreg("show", "plot", "--json", "--format", "anthropic", *flags)
+    assert plain.returncode == shaped.returncode == 0, plain.stderr + shaped.stderr
+    assert "$ref" in plain.stdout and "null" in plain.stdout
+    schema = json.loads(shaped.stdout)["input_schema"]
+    assert "$ref" not in shaped.stdout and "$defs" not in shaped.stdout
+    assert schema["properties"]["note"] == {"type": "string"}
+
+    listed = toolreg("list", "--json", "--toolset", "shapes", "--format", "mcp", *flags)
+    (tool,) = json.loads(listed.stdout)
+    assert tool["definition"]["inputSchema"]["properties"] == schema["properties"]
+    refused = toolreg("list", "--inline-refs")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "--inline-refs shape definitions: add --json --format FORMAT" in refused.stderr

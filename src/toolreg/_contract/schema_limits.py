@@ -25,6 +25,9 @@ from typing import Any
 #: Deepest nesting of subschemas in ``parameters`` (``contains`` counts twice:
 #: the validator spends two nested blocks on it). Providers accept far less.
 MAX_SCHEMA_DEPTH = 16
+#: Most ``$ref`` hops a rewrite that inlines references follows down one path (a chain
+#: of definitions each naming the next); past it the reference is not inlined.
+MAX_REF_HOPS = 64
 
 # Keywords whose value is one subschema, a list of them, or a name -> subschema map.
 _ONE = ("additionalProperties", "additionalItems", "propertyNames", "not", "if", "then", "else")

@@ -43,6 +43,7 @@ from .._contract.version import __version__
 from .._dispatch.call_outcomes import unknown
 from .._mcp.convert import KEEP_STRUCTURED
 from .._registry.registry import ToolRegistry
+from .._schemas.definition_types import McpToolDefinition
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
 from .event_store import MemoryEventStore, resumable
 from .server_calls import (
@@ -102,8 +103,14 @@ class ToolServer:
         max_calls: int = DEFAULT_MAX_CALLS,
         max_calls_per_session: int = DEFAULT_MAX_CALLS_PER_SESSION,
         event_store: EventStore | None = None,
+        inline_refs: bool = False,
+        optional_as_absent: bool = False,
     ) -> None:
         self.registry = registry
+        # How tools/list shapes schemas for clients that need it (docs/formats.md);
+        # calls are still checked against the registered schema.
+        self.inline_refs = inline_refs
+        self.optional_as_absent = optional_as_absent
         #: Where HTTP sessions' stream events wait for a client to resume (None: in memory).
         self.event_store = event_store if event_store is not None else MemoryEventStore()
         self.calls = CallLimits(max_calls, max_calls_per_session)
@@ -159,12 +166,22 @@ class ToolServer:
             self._names_memo = (generation, names)
         return names
 
-    def definitions(self) -> list[dict[str, Any]]:
+    def definitions(self) -> list[McpToolDefinition]:
         """The available offered tools, as MCP ``Tool`` dicts."""
-        return self.registry.get_definitions(self.offered_names(), format="mcp")
+        return self.registry.get_definitions(
+            self.offered_names(),
+            format="mcp",
+            inline_refs=self.inline_refs,
+            optional_as_absent=self.optional_as_absent,
+        )
 
     def definitions_json(self) -> str:
-        return self.registry.get_definitions_json(self.offered_names(), format="mcp")
+        return self.registry.get_definitions_json(
+            self.offered_names(),
+            format="mcp",
+            inline_refs=self.inline_refs,
+            optional_as_absent=self.optional_as_absent,
+        )
 
     def listed_tools(self) -> list[types.Tool]:
         """``definitions()`` as SDK ``Tool`` models, rebuilt only when the definitions change.

@@ -15,7 +15,7 @@ import copy
 import json
 from typing import Any
 
-from .._contract.schema_limits import resolve_pointer
+from .._contract.schema_limits import MAX_REF_HOPS, resolve_pointer
 
 # Schema fields copied as they are: everything in Gemini's Schema message that
 # needs no rewriting. Any other keyword is dropped.
@@ -44,8 +44,8 @@ _FORMATS = {
     "number": ("float", "double"),
 }
 
-# A $ref that cannot be inlined (a cycle, or a pointer outside the schema)
-# becomes this: the model can still pass an object, just without a shape.
+# A $ref that cannot be inlined (a cycle, a pointer outside the schema, a chain
+# longer than MAX_REF_HOPS) becomes this: the model can still pass an object, just without a shape.
 _OPAQUE: dict[str, Any] = {"type": "object"}
 
 
@@ -136,7 +136,8 @@ class _Normaliser:
 
     def _ref(self, node: dict[str, Any], refs: tuple[str, ...]) -> dict[str, Any]:
         ref = node["$ref"]
-        target = None if ref in refs else resolve_pointer(self.root, ref)
+        inlinable = ref not in refs and len(refs) < MAX_REF_HOPS
+        target = resolve_pointer(self.root, ref) if inlinable else None
         base = copy.deepcopy(_OPAQUE) if target is None else self.schema(target, (*refs, ref))
         siblings = {key: value for key, value in node.items() if key != "$ref"}
         if not siblings:

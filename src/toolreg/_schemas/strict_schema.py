@@ -26,6 +26,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from .._contract.schema_limits import MAX_REF_HOPS
 from .formats import NotStrict
 
 __all__ = ["NotStrict", "Restore", "strict_schema"]
@@ -101,6 +102,8 @@ class _Converter:
         ref = node["$ref"]
         if not isinstance(ref, str) or ref in self.expanding:
             raise NotStrict(f"{path}: $ref {ref!r} is recursive or not a string")
+        if len(self.expanding) >= MAX_REF_HOPS:
+            raise NotStrict(f"{path}: $ref {ref!r} ends a chain of more than {MAX_REF_HOPS} $refs")
         target = _resolve(self.root, ref, path)
         merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
         self.expanding.append(ref)

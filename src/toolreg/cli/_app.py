@@ -80,7 +80,11 @@ def _mcp_switch() -> argparse.ArgumentParser:
 
 
 def _add_list(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("list", parents=[verbose, _mcp_switch()], help="list registered tools")
+    from ._definition_flags import definition_flags
+
+    p = sub.add_parser(
+        "list", parents=[verbose, _mcp_switch(), definition_flags()], help="list registered tools"
+    )
     p.add_argument("--toolset", metavar="TS", help="only tools in this toolset (aliases work)")
     p.add_argument("--json", action="store_true", help="print a JSON array")
     p.add_argument(
@@ -91,7 +95,13 @@ def _add_list(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser)
 
 
 def _add_show(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("show", parents=[verbose, _mcp_switch()], help="show one tool's definition")
+    from ._definition_flags import definition_flags
+
+    p = sub.add_parser(
+        "show",
+        parents=[verbose, _mcp_switch(), definition_flags()],
+        help="show one tool's definition",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("--json", action="store_true", help="print only the definition, as JSON")
     p.add_argument(

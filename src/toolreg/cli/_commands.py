@@ -27,11 +27,14 @@ from toolreg import (
 from .._loaders.stdout_guard import stdout_to_stderr
 from .._policy.unknown_names import mcp_toolset_names
 from . import _render
+from ._definition_flags import flags_given
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from ._logs import quiet_loading
 from ._state import state
 
 if TYPE_CHECKING:
+    from toolreg import DefinitionFormat
+
     from ._mcp_cache import KnownTools
 
 log = logging.getLogger(__name__)
@@ -141,13 +144,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     fmt = getattr(args, "format", None)
     if fmt is not None and not args.json:
         raise CliError("--format needs --json: the table shows no definitions", EXIT_USAGE)
+    if fmt is None and flags_given(args):
+        flags = " and ".join(flags_given(args))
+        raise CliError(f"{flags} shape definitions: add --json --format FORMAT", EXIT_USAGE)
     tools = [_tool_record(n) for n in names]
     tools += [_cached_record(cached, n, known) for n in cached_names]
     tools.sort(key=lambda tool: tool["name"])
     if fmt is not None:
         for tool in tools:
             source = cached if "cached_at" in tool else registry
-            tool["definition"] = _list_definition(source, tool["name"], fmt)
+            tool["definition"] = _list_definition(source, tool["name"], fmt, args)
     if args.json:
         print(_render.to_json(tools))
     else:
@@ -211,10 +217,17 @@ def _note_unlisted_servers(known: dict[str, KnownTools]) -> None:
         )
 
 
-def _list_definition(source: ToolRegistry, name: str, fmt: str) -> dict[str, Any] | None:
+def _list_definition(
+    source: ToolRegistry, name: str, fmt: DefinitionFormat, args: argparse.Namespace
+) -> dict[str, Any] | None:
     """One tool's definition for ``list --json --format``; null when the format cannot hold it."""
     try:
-        return source.get_definition(name, format=fmt)
+        return source.get_definition(
+            name,
+            format=fmt,
+            inline_refs=args.inline_refs,
+            optional_as_absent=args.optional_as_absent,
+        )
     except ValueError as exc:  # e.g. a name the provider does not accept
         print(f"toolreg: warning: {exc}", file=sys.stderr)
         return None
@@ -242,7 +255,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     entry = source.get_entry(args.name) if cached_reason else _require_tool(args.name)
     assert entry is not None
     try:
-        definition = source.get_definition(args.name, format=args.format)
+        definition = source.get_definition(
+            args.name,
+            format=args.format,
+            inline_refs=args.inline_refs,
+            optional_as_absent=args.optional_as_absent,
+        )
     except ValueError as exc:  # the tool cannot be expressed in this format (e.g. its name)
         raise CliError(str(exc)) from None
     if args.json:

@@ -26,6 +26,7 @@ from toolreg import (
 from .._loaders.stdout_guard import fd1_to_stderr
 from .._mcp_serve import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN_ENV
 from ._commands import _did_you_mean, load
+from ._definition_flags import definition_flags
 from ._doctor import workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 from ._help import Epilog, HelpFormatter
@@ -68,7 +69,7 @@ def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentP
     """The ``serve`` subcommand's arguments."""
     p = sub.add_parser(
         "serve",
-        parents=[parent],
+        parents=[parent, definition_flags()],
         help="offer the tools to MCP clients (stdio or streamable HTTP)",
         description="Offer the registry's available tools to MCP clients.",
         epilog=EPILOG,
@@ -207,6 +208,8 @@ def _serve(
         reload=lambda: _reload(args),
         max_calls=args.max_calls,
         max_calls_per_session=args.max_calls_per_session,
+        inline_refs=args.inline_refs,
+        optional_as_absent=args.optional_as_absent,
     )
     server.reload_pending = reload_first  # a SIGHUP that came while loading
     count = len(server.definitions())
