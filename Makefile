@@ -17,7 +17,7 @@ DEMO_PACKS = ./example_plugins/toolreg-sqlite ./example_plugins/toolreg-sandbox 
 DEMO_STAMP = $(VENV)/.toolreg-demo-installed
 DEV_STAMP = $(VENV)/.toolreg-dev-installed
 
-.PHONY: demo test typecheck test-install test-scaleout docs docs-serve lint install dev clean
+.PHONY: demo test typecheck test-install test-scaleout conformance docs docs-serve lint install dev clean
 
 demo: $(DEMO_STAMP)
 	bash scripts/demo.sh $(BIN)
@@ -43,6 +43,14 @@ test-install: $(DEV_STAMP)
 # needs the haproxy binary, else it skips and says why). CI runs it after `test`.
 test-scaleout: $(DEV_STAMP)
 	$(BIN)/python -m pytest -m scaleout -rA tests/_mcp_serve/test_scaleout.py
+
+# The official MCP conformance suite against toolreg serve, stateful and --stateless
+# (docs/mcp.md). Node 22 and the pinned suite come from the npm registry into
+# ~/.cache/toolreg-conformance; about a minute once there. Skips, saying why,
+# when the registry is out of reach. CI runs it after `test`.
+# (python scripts/conformance.py runs the suite alone and prints its table.)
+conformance: $(DEV_STAMP)
+	$(BIN)/python -m pytest -m conformance -rA tests/_mcp_serve/test_conformance.py
 
 # The documentation site, from mkdocs.yml, into build/site; any warning fails it.
 # (Material for MkDocs announces its successor on every build; said once is enough.)

@@ -1,8 +1,9 @@
 """Every dispatch behaviour holds whichever way a call goes through dispatch.
 
-A tool's plan decides the route: straight to the handler (no validation, or a
-schema that takes any object), through a simple schema's acceptor, through
-the full validator (a schema with a pattern), or through a deadline. Each
+A tool's plan decides the route: straight to the handler (no validation, or
+a schema that takes any object), through a simple schema's fast call,
+through the full validator (a schema with a pattern), or through a deadline;
+a call with keyword arguments takes the general path on every route. Each
 test here runs on every route, so a shortcut on one cannot drop a guarantee.
 """
 
@@ -161,3 +162,9 @@ def test_each_route_is_the_one_it_is_named_after(reg, route):
         "deadline": plan.timeout == 30.0 and quick,
     }
     assert taken[route]
+    # Plain calls take the hot path where it can check them: the handler called in
+    # dispatch itself, or a simple schema's fast call (_dispatch/fast_call.py).
+    hot = reg._dispatcher._hot.get(name)
+    assert (hot is not None) is (route in ("unvalidated", "any object", "simple schema"))
+    assert (plan.fast is not None) is (route == "simple schema")
+    assert hot is None or hot[0] is plan.fast

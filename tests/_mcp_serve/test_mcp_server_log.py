@@ -135,6 +135,26 @@ def test_http_calls_log_to_their_own_client_only(
     run(session)
 
 
+def test_a_stateless_handshake_client_gets_every_level_since_none_can_be_kept(
+    serve_setup: ServeSetup, http_server: Callable[..., HttpServer]
+) -> None:
+    # The conformance suite's tools-call-with-logging asks for debug, then expects info
+    # messages; without a session the level it set is gone by the next request.
+    server = http_server("--stateless")
+    heard = Heard()
+
+    async def session() -> None:
+        async with Client(server.url, mode="legacy", logging_callback=heard) as client:
+            await set_level(client, "debug")
+            await client.call_tool("chatty", {"tag": "s"})
+            assert heard.take() == chatter("s", "debug", "info", "warning", "error")
+            # A tool's own messages too, with their MCP level.
+            assert text_of(await client.call_tool("count_up", {"steps": 2})) == "counted 2"
+            assert heard.take() == [("notice", "toolreg.tools.count_up", "counted to 2")]
+
+    run(session)
+
+
 # -- the bound ------------------------------------------------------------------------------
 
 

@@ -3,7 +3,9 @@
 The guarantee (docs/registry.md "Dispatch"): for arguments the acceptor says
 True to, the full validator says yes too, so dispatch gives exactly the
 validator's answers; and on plain JSON arguments it says True to every call
-the validator accepts, so the fast path is taken. Hypothesis hunts for a
+the validator accepts, so the fast path is taken. A tool's fast call, built
+from the same checks, calls its handler for exactly the arguments the
+acceptor takes. Hypothesis hunts for a
 counter-example among schemas made of the acceptor's keywords, with odd
 constants (bools as bounds, infinities, NaN, huge ints, 1.0 in an enum) and
 odd arguments (bool for an integer, 1.0 for an integer, NaN, -0.0, huge ints,
@@ -21,6 +23,8 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
+from toolreg._contract.entry import ToolEntry
+from toolreg._dispatch.fast_call import build_fast_call
 from toolreg._schemas.simple_schemas import build_acceptor
 from toolreg._schemas.validation import compiled_schema
 
@@ -268,9 +272,22 @@ def validator_accepts(validate: Any, value: Any) -> bool:
 
 
 def agree(schema: dict[str, Any], data: Any) -> None:
-    """The acceptor and the validator, on a dozen arguments drawn for ``schema``."""
+    """The acceptor, the validator and a fast call, on a dozen arguments drawn for ``schema``.
+
+    The fast call (``_dispatch/fast_call.py``) runs the same checks written into
+    a tool's own call function: it must call the handler exactly when the
+    acceptor says yes, and hand every other call on.
+    """
     compiled = compiled_schema(schema)
     assume(not isinstance(compiled, str) and compiled.accepts is not None)
+    assert compiled.checks is not None
+    handled: list[Any] = []
+    handed_on: list[Any] = []
+    entry = ToolEntry(
+        name="t", toolset="ts", schema={}, handler=lambda args: handled.append(args) or "ran"
+    )
+    fast = build_fast_call(entry, compiled.checks, lambda args: handed_on.append(args) or "on")
+    assert fast is not None
     for _ in range(12):
         value = value_for(data.draw, schema)
         accepted = compiled.accepts(value)
@@ -281,6 +298,9 @@ def agree(schema: dict[str, Any], data: Any) -> None:
             assert full, f"acceptor said yes, validator no: {value!r}"
         elif plain(value):
             assert not full, f"plain arguments the validator takes were not accepted: {value!r}"
+        assert fast(value) == ("ran" if accepted else "on"), value
+        assert (handled if accepted else handed_on).pop() is value
+        assert handled == handed_on == [], "one call, one way"
 
 
 def one_field(leaf: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:

@@ -4,8 +4,17 @@
 (``SystemExit`` included), results of the wrong type, and anything else that
 goes wrong come back as ``tool_error`` JSON, so one bad tool cannot take down
 the agent loop. The one exception that passes is a ``KeyboardInterrupt`` on the
-caller's own thread: that is how Ctrl-C reaches the host. The fast path (a
-sync handler returning a short str) is a dict read, a call and a length check.
+caller's own thread: that is how Ctrl-C reaches the host.
+
+The hot path: a plain call (no keyword arguments, no hooks or tracing) of a
+sync tool without a deadline reads one tuple. A tool that takes any dict (no
+validation, or a schema that accepts any object) has its handler called
+right in ``dispatch``; a simple schema's tool has its fast call
+(``fast_call``): the schema's checks and the handler call in one generated
+function, which hands to the general path what it does not settle. A tool
+whose schema only the full validator can judge takes the general path. Every
+write that could change an answer (the tool changed; hooks, tracing or
+validation switched) drops the hot tuples it touches before it returns.
 """
 
 from __future__ import annotations
@@ -16,13 +25,10 @@ from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import DEFAULT_OPTIONS
-from .._contract.results import (
-    truncate,
-)
 from .._contract.tool_context import ProgressCallback, call_scope
 from .._core.callers import Callers
 from .._core.table import ToolTable
-from .._schemas.validation import compile_checker
+from .._schemas.validation import ArgumentCheck, compile_checker
 from .call_outcomes import (
     blocked,
     call_failed,
@@ -35,6 +41,7 @@ from .call_outcomes import (
 )
 from .dispatch_plan import (
     DispatchHooks,
+    Hot,
     Plan,
     awaited,
     cancelled_from_outside,
@@ -42,7 +49,9 @@ from .dispatch_plan import (
     dispatch_checked,
     parsed,
     quick_checker,
+    rejected_call,
 )
+from .fast_call import build_fast_call
 from .timeouts import await_with_deadline
 from .workers import contained
 
@@ -60,9 +69,11 @@ class Dispatcher:
         self._callers = callers
         self._dispatch_hooks: DispatchHooks | None = None
         self._tracing: Tracing | None = None
-        #: Hooks or tracing are on: the one test the fast path makes for both.
+        #: Hooks or tracing are on: then no tool is hot.
         self._wrapped = False
         self._plans: dict[str, Plan] = {}
+        #: The tools whose plain calls take the hot path, only ever filled unwrapped.
+        self._hot: dict[str, Hot] = {}
         self._validation = True
 
     # -- plans ----------------------------------------------------------------
@@ -74,25 +85,47 @@ class Dispatcher:
         options = self._table.get_options(name) or DEFAULT_OPTIONS
         validates = options.validate and self._validation
         argument_check = compile_checker(entry) if validates else None
-        accepts = argument_check.accepts if argument_check is not None else None
-        plan = Plan(entry, quick_checker(argument_check), validates, options.timeout, accepts)
+        plan = Plan(entry, quick_checker(argument_check), validates, options.timeout)
         self._plans[name] = plan
-        # A write that swapped the entry while we compiled already dropped the
-        # old plan; drop ours too if it is stale, so it is never served.
+        if plan.timeout is None and not entry.is_async and not self._wrapped:
+            hot = self._hot_path(plan, argument_check)
+            if hot is not None:
+                self._hot[name] = hot
+        # A write that swapped the entry, or wrapped dispatch, while we compiled
+        # already dropped what it made stale; drop ours too, so it is never served.
         if self._table.live.get(name) is not entry:
             self._plans.pop(name, None)
+            self._hot.pop(name, None)
+        if self._wrapped:
+            self._hot.pop(name, None)
         return plan
+
+    @staticmethod
+    def _hot_path(plan: Plan, argument_check: ArgumentCheck | None) -> Hot | None:
+        """How a plain call of a sync tool without a deadline skips the general path, if it can."""
+        entry = plan.entry
+        if argument_check is None:  # any dict will do: the handler is called right here
+            return (None, entry.handler, entry.max_result_size_chars, plan)
+        if argument_check.checks is None:
+            return None  # only the full validator can tell
+        plan.fast = build_fast_call(entry, argument_check.checks, rejected_call(plan))
+        return None if plan.fast is None else (plan.fast, None, None, plan)
+
+    def _drop_plans(self) -> None:
+        self._hot.clear()
+        self._plans.clear()
 
     def forget(self, names: Iterable[str]) -> None:
         """Drop the plans of tools a write changed (the table's change listener calls this)."""
         for name in names:
+            self._hot.pop(name, None)
             self._plans.pop(name, None)
 
     def set_validation(self, enabled: bool) -> None:
         """Turn argument validation on or off for every tool (operator switch). Host only."""
         self._callers.require_host("turn argument validation " + ("on" if enabled else "off"))
         self._validation = bool(enabled)
-        self._plans.clear()
+        self._drop_plans()
 
     @property
     def validation_enabled(self) -> bool:
@@ -101,52 +134,61 @@ class Dispatcher:
     # -- dispatch -------------------------------------------------------------
 
     def dispatch(
-        self,
-        name: str,
-        args: Mapping[str, Any] | str,
-        /,
-        *,
-        progress: ProgressCallback | None = None,
-        **kwargs: Any,
+        self, name: str, args: Mapping[str, Any] | str, /, **kwargs: Any
     ) -> str | dict[str, Any]:
         """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
 
-        ``progress(progress, total, message)`` hears what the tool reports
-        through its ``ToolContext``; other keyword arguments go to the handler.
-        Dispatch hooks, when a pack installed some, run around every call, however
-        the method was obtained (a host may keep ``registry.dispatch`` from
-        before plugins loaded).
+        ``progress=callback`` hears what the tool reports through its
+        ``ToolContext``; other keyword arguments go to the handler. (``progress``
+        is read from ``kwargs``: a keyword-only parameter would cost every call
+        a lookup.) Dispatch hooks, when a pack installed some, run around every
+        call, however the method was obtained (a host may keep
+        ``registry.dispatch`` from before plugins loaded).
         """
-        if progress is not None:
-            return self._dispatch_listened(name, args, progress, kwargs)
         try:
-            if self._wrapped:
-                return self._wrapped_dispatch(name, args, None, kwargs)
-            plan = self._plans.get(name) or self._plan(name)
-            if plan is None:
-                return unknown(name)
-            if not plan.direct or type(args) is not dict:
-                # A simple schema's acceptor saying yes is all a plain call needs.
-                accepts = plan.accepts
-                if accepts is None or type(args) is not dict or not accepts(args):
-                    return dispatch_checked(plan, args, kwargs)
-            entry = plan.entry
+            if kwargs:
+                return self._dispatch_with(name, args, kwargs)
+            hot = self._hot.get(name)
+            if hot is None:
+                return self._dispatch_cold(name, args)
+            fast, handler, limit, plan = hot
+            if fast is not None:
+                return fast(args)
+            if type(args) is not dict:
+                return dispatch_checked(plan, args, {})
             try:
-                result = entry.handler(args, **kwargs) if kwargs else entry.handler(args)
+                result = handler(args)
             except KeyboardInterrupt:
                 raise  # Ctrl-C, on the caller's own thread
             except BaseException as exc:
                 return failed(name, exc)
-            if type(result) is str:
-                limit = entry.max_result_size_chars
-                if limit is None or len(result) <= limit:
-                    return result
-                return truncate(result, limit)
-            return off_contract(entry, result)
+            if type(result) is str and (limit is None or len(result) <= limit):
+                return result
+            return off_contract(plan.entry, result)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
             return internal(name, exc)
+
+    def _dispatch_cold(self, name: str, args: Any) -> str | dict[str, Any]:
+        """A plain call of a tool that is not hot: wrapped, unknown, not planned yet, or slow."""
+        if self._wrapped:
+            return self._wrapped_dispatch(name, args, None, {})
+        plan = self._plans.get(name) or self._plan(name)
+        if plan is None:
+            return unknown(name)
+        if plan.fast is not None:
+            return plan.fast(args)
+        return dispatch_checked(plan, args, {})
+
+    def _dispatch_with(self, name: str, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
+        """A call with keyword arguments: ``progress``, or the handler's own."""
+        progress: ProgressCallback | None = kwargs.pop("progress", None)
+        if progress is not None:
+            return self._dispatch_listened(name, args, progress, kwargs)
+        if self._wrapped:
+            return self._wrapped_dispatch(name, args, None, kwargs)
+        return self._dispatch(name, args, kwargs)
 
     def _dispatch_listened(
         self, name: str, args: Any, progress: ProgressCallback, kwargs: dict[str, Any]
@@ -229,6 +271,7 @@ class Dispatcher:
             tracing = None
         self._tracing = tracing
         self._wrapped = self._dispatch_hooks is not None or tracing is not None
+        self._drop_plans()  # after _wrapped is set: a plan built meanwhile sees it
 
     async def adispatch(
         self,
@@ -296,6 +339,7 @@ class Dispatcher:
         self._callers.require_host("change the dispatch hooks")
         self._dispatch_hooks = hooks
         self._wrapped = hooks is not None or self._tracing is not None
+        self._drop_plans()  # after _wrapped is set: a plan built meanwhile sees it
 
     def _dispatch(
         self, name: str, args: dict[str, Any], kwargs: dict[str, Any]

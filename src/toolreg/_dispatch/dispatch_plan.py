@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from .._contract.entry import ToolEntry
+from .._contract.entry import Handler, ToolEntry
 from .._contract.results import INTERRUPTS, type_name
-from .._schemas.simple_schemas import Acceptor
 from .._schemas.validation import ArgumentCheck, Checker, invalid_arguments, parse_json_args
 from .async_bridge import run_coroutine
-from .call_outcomes import call_failed, cap, off_contract
+from .call_outcomes import call_failed, cap, internal, off_contract
+from .fast_call import FastCall
 from .timeouts import call_with_deadline
 from .workers import WorkerInterrupt
 
@@ -80,25 +80,24 @@ class DispatchHooks(Protocol):
 class Plan:
     """What dispatch needs for one entry, worked out once: the checker, the deadline."""
 
-    __slots__ = ("entry", "check", "validates", "timeout", "direct", "accepts")
+    __slots__ = ("entry", "check", "validates", "timeout", "fast")
 
     def __init__(
-        self,
-        entry: ToolEntry,
-        check: Checker | None,
-        validates: bool,
-        timeout: float | None,
-        accepts: Acceptor | None = None,
+        self, entry: ToolEntry, check: Checker | None, validates: bool, timeout: float | None
     ) -> None:
         self.entry = entry
         self.check = check
         self.validates = validates
         self.timeout = timeout
-        plain = timeout is None and not entry.is_async
-        #: Nothing to do but call the handler: the hot path.
-        self.direct = check is None and plain
-        #: A simple schema's acceptor, when a yes from it is all the hot path needs.
-        self.accepts = accepts if plain else None
+        #: The tool's fast call (``fast_call``), when the dispatcher built one.
+        self.fast: FastCall | None = None
+
+
+#: A hot tool, as ``dispatch`` reads it in one unpacking: ``(fast call, None,
+#: None, plan)`` for a simple schema's checks, ``(None, handler,
+#: max_result_size_chars, plan)`` for a tool that takes any dict. A plain
+#: tuple: a tuple subclass unpacks slower.
+Hot = tuple[FastCall | None, Handler | None, int | None, Plan]
 
 
 def dispatch_checked(plan: Plan, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
@@ -121,6 +120,22 @@ def dispatch_checked(plan: Plan, args: Any, kwargs: dict[str, Any]) -> str | dic
     if type(result) is str:
         return cap(entry, result)
     return off_contract(entry, result)
+
+
+def rejected_call(plan: Plan) -> FastCall:
+    """``dispatch_checked`` without keyword arguments, for a fast call to hand
+    on what it does not settle; it never raises but ``KeyboardInterrupt``."""
+    name = plan.entry.name
+
+    def rejected(args: Any) -> str | dict[str, Any]:
+        try:
+            return dispatch_checked(plan, args, {})
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            return internal(name, exc)
+
+    return rejected
 
 
 async def awaited(coro: Any) -> Any:

@@ -1,7 +1,8 @@
 """``toolreg serve``'s log messages to clients: MCP ``notifications/message``.
 
 - **Levels.** A handshake-era client sets its level with ``logging/setLevel``
-  (kept per session; :data:`DEFAULT_LEVEL` before it does). A 2026-07-28
+  (kept per session; :data:`DEFAULT_LEVEL` before it does; a ``--stateless``
+  request, whose level cannot be kept, gets :data:`SESSIONLESS_LEVEL`). A 2026-07-28
   client asks per request, in the request's ``_meta``; without it, nothing is
   sent, as that revision requires.
 - **What is sent.** Inside a ``tools/call``, the records of the ``toolreg``
@@ -47,6 +48,11 @@ logger = logging.getLogger("toolreg.serve")
 
 #: The level of a handshake-era client that has not sent ``logging/setLevel``.
 DEFAULT_LEVEL = "warning"
+#: The level of a handshake-era request without a session (``--stateless``): it may
+#: have asked for any level, and nothing kept it, so none is filtered out, as the
+#: SDKs do for a client whose level they do not know. The loggers' own levels and
+#: the per-call bound still apply.
+SESSIONLESS_LEVEL = "debug"
 #: Messages one tool call may send its client; the rest are counted, not sent.
 MAX_PER_CALL = 100
 #: Characters of one message; a longer one is cut with a marker.
@@ -161,7 +167,9 @@ class ClientLevels:
             self._levels.popitem(last=False)
 
     def get(self, session: str | None) -> str:
-        return self._levels.get(session, DEFAULT_LEVEL) if session is not None else DEFAULT_LEVEL
+        if session is None:
+            return SESSIONLESS_LEVEL
+        return self._levels.get(session, DEFAULT_LEVEL)
 
     def forget(self, session: str | None) -> None:
         if session is not None:

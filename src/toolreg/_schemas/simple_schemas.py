@@ -19,17 +19,36 @@ message. So the acceptor may be stricter than the validator, never looser:
 A schema with any keyword outside that list (``pattern``, ``format``,
 ``$ref``, ``anyOf``, ...), or a ``$schema`` naming draft-04, gets no
 acceptor. No text from the schema is written into the generated source:
-names and values reach it as the function's default arguments.
+names and values reach it as arguments of the function that makes it.
+
+The checks themselves (``schema_checks``) are statements over the argument
+``d`` that end in ``return rejected(d)`` wherever the arguments are not
+certainly valid, so dispatch can write them into a tool's own call function
+(``_dispatch/fast_call.py``) instead of calling an acceptor.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 #: True only when the arguments are certainly valid; False means "ask the validator".
 Acceptor = Callable[[Any], bool]
+
+#: What the generated checks do where the arguments are not certainly valid.
+REJECT = "return rejected(d)"
+
+
+class SchemaChecks(NamedTuple):
+    """The checks of one simple schema, as source with no schema text in it."""
+
+    #: Statements over ``d``, unindented; each refusal is ``REJECT``, and an
+    #: exception (a missing required field, a key whose ``__eq__`` raises) is one too.
+    lines: tuple[str, ...]
+    #: The values the lines name ``c0``, ``c1``, ...: field names, types, bounds, enums.
+    values: tuple[Any, ...]
+
 
 #: Keywords that do not change what a schema accepts.
 _ANNOTATIONS = frozenset(
@@ -83,18 +102,15 @@ class _Writer:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.values: list[Any] = []
-        self.types: dict[type, str] = {}
+        self.names: dict[int, str] = {}  # by id: the object itself, not an equal one
         self.locals = 0
 
     def const(self, value: Any) -> str:
-        self.values.append(value)
-        return f"c{len(self.values) - 1}"
-
-    def type_name(self, kind: type) -> str:
-        """One name per type, however often it is checked."""
-        if kind not in self.types:
-            self.types[kind] = self.const(kind)
-        return self.types[kind]
+        """One name per object, however often it is named (``values`` keeps ids unique)."""
+        if id(value) not in self.names:
+            self.values.append(value)
+            self.names[id(value)] = f"c{len(self.values) - 1}"
+        return self.names[id(value)]
 
     def local(self) -> str:
         self.locals += 1
@@ -104,8 +120,8 @@ class _Writer:
         self.lines.append("    " * indent + text)
 
 
-def build_acceptor(parameters: Any) -> Acceptor | None:
-    """The acceptor for ``parameters``, or None when the schema is not simple."""
+def schema_checks(parameters: Any) -> SchemaChecks | None:
+    """The checks of ``parameters``, or None when the schema is not simple."""
     if not isinstance(parameters, dict) or parameters.get("type") != "object":
         return None
     if not set(parameters) <= _TOP_KEYWORDS or type(parameters.get("$schema", "")) is not str:
@@ -114,33 +130,60 @@ def build_acceptor(parameters: Any) -> Acceptor | None:
         return None  # no const, and exclusiveMinimum is a flag: the validator reads it so too
     writer = _Writer()
     try:
-        writer.line(3, "if type(d) is not dict: return False")
-        _object_checks(writer, parameters, "d", 3)
+        writer.line(0, f"if type(d) is not dict: {REJECT}")
+        _object_checks(writer, parameters, "d", 0, top=True)
     except _NotSimple:
         return None
-    names = [f"c{i}" for i in range(len(writer.values))]
+    return SchemaChecks(tuple(writer.lines), tuple(writer.values))
+
+
+def build_acceptor(parameters: Any) -> Acceptor | None:
+    """The acceptor for ``parameters``, or None when the schema is not simple."""
+    checks = schema_checks(parameters)
+    return None if checks is None else acceptor_of(checks)
+
+
+def acceptor_of(checks: SchemaChecks) -> Acceptor | None:
+    """The checks as a function that says True or False; None if Python cannot compile them."""
+    names = [f"c{i}" for i in range(len(checks.values))]
     source = "\n".join(
         [
-            f"def make({', '.join(names)}):",
+            f"def make(rejected, {', '.join(names)}):",
             # Defaults, not closure cells: a local is the cheapest read there is.
-            f"    def accept(d, {', '.join(f'{n}={n}' for n in names)}):",
+            f"    def accept(d, rejected=rejected, {', '.join(f'{n}={n}' for n in names)}):",
             "        try:",
-            *writer.lines,
+            *indented(checks.lines, 3),
             "            return True",
             "        except Exception:",  # a key whose __eq__ raises: the validator will say
             "            return False",
             "    return accept",
         ]
     )
+    make = compiled_maker(source)
+    return None if make is None else make(_refuse, *checks.values)
+
+
+def _refuse(d: Any) -> bool:
+    return False
+
+
+def indented(lines: tuple[str, ...], levels: int) -> list[str]:
+    return ["    " * levels + line for line in lines]
+
+
+def compiled_maker(source: str, label: str = "simple schema") -> Callable[..., Any] | None:
+    """The ``make`` function ``source`` defines; None when Python cannot compile it."""
     namespace: dict[str, Any] = {}
     try:
-        exec(compile(source, "<toolreg simple schema>", "exec"), namespace)
+        exec(compile(source, f"<toolreg {label}>", "exec"), namespace)
     except (SyntaxError, RecursionError, MemoryError):  # too many nested loops for Python
         return None
-    return namespace["make"](*writer.values)
+    return namespace["make"]  # type: ignore[no-any-return]
 
 
-def _object_checks(w: _Writer, schema: dict[str, Any], var: str, indent: int) -> None:
+def _object_checks(
+    w: _Writer, schema: dict[str, Any], var: str, indent: int, *, top: bool = False
+) -> None:
     """Checks for ``var``, already known to be a dict, against an object schema."""
     properties = schema.get("properties", {})
     required = schema.get("required", [])
@@ -152,31 +195,67 @@ def _object_checks(w: _Writer, schema: dict[str, Any], var: str, indent: int) ->
     if not set(required) <= properties.keys() or type(extra) is not bool:
         raise _NotSimple
     if extra is False and not properties:
-        w.line(indent, f"if {var}: return False")
+        w.line(indent, f"if {var}: {REJECT}")
         return
+    if extra is False and top:
+        # As many keys as there are required fields (or properties), each of
+        # them present: then there is no other key, and no key to count.
+        needed = [name for name in properties if name in required]
+        count = w.local()
+        w.line(indent, f"{count} = len({var})")
+        word = "if"
+        for names in (needed, list(properties)) if len(needed) < len(properties) else (needed,):
+            w.line(indent, f"{word} {count} == {len(names)}:")
+            for name in names:
+                _field_checks(w, properties[name], var, name, indent + 1)
+            if not names:
+                w.line(indent + 1, "pass")
+            word = "elif"
+        if len(properties) - len(needed) <= 1:
+            w.line(indent, f"else: {REJECT}")  # no other count of keys can be valid
+            return
+        w.line(indent, "else:")
+        indent += 1
     # additionalProperties: false holds when every key present is a known property.
     counter = w.local() if extra is False else None
     if counter is not None:
         w.line(indent, f"{counter} = {len(set(required))}")
     for name, sub in properties.items():
-        key, value = w.const(name), w.local()
         if name in required:
-            w.line(indent, f"{value} = {var}[{key}]")  # KeyError: not there, not accepted
-            _value_checks(w, sub, value, indent)
+            _field_checks(w, sub, var, name, indent)
             continue
-        w.line(indent, f"if {key} in {var}:")
-        w.line(indent + 1, f"{value} = {var}[{key}]")
-        _value_checks(w, sub, value, indent + 1)
+        w.line(indent, f"if {w.const(name)} in {var}:")
+        _field_checks(w, sub, var, name, indent + 1)
         if counter is not None:
             w.line(indent + 1, f"{counter} += 1")
     if counter is not None:
-        w.line(indent, f"if len({var}) != {counter}: return False")
+        w.line(indent, f"if len({var}) != {counter}: {REJECT}")
 
 
-def _value_checks(w: _Writer, schema: Any, var: str, indent: int) -> None:
-    """Checks that ``var`` is of an accepted exact type and meets that type's rules."""
+def _field_checks(w: _Writer, schema: Any, var: str, name: str, indent: int) -> None:
+    """Read field ``name`` of ``var`` (a KeyError: not there, not accepted) and check it."""
+    _value_checks(w, schema, w.local(), indent, source=f"{var}[{w.const(name)}]")
+
+
+def _value_checks(
+    w: _Writer, schema: Any, var: str, indent: int, source: str | None = None
+) -> None:
+    """Checks that ``var`` is of an accepted exact type and meets that type's rules.
+
+    With ``source``, ``var`` is first bound to that expression, unless the
+    checks read the value once: then they read ``source`` itself.
+    """
+
+    def value(read_again: bool) -> str:
+        if source is None:
+            return var
+        if not read_again:
+            return source
+        w.line(indent, f"{var} = {source}")
+        return var
+
     if schema is True or (type(schema) is dict and set(schema) <= _ANNOTATIONS):
-        w.line(indent, f"if type({var}) not in {w.const(_ALL_TYPES)}: return False")
+        w.line(indent, f"if type({value(False)}) not in {w.const(_ALL_TYPES)}: {REJECT}")
         return
     if type(schema) is not dict or not set(schema) <= _KEYWORDS:
         raise _NotSimple
@@ -187,20 +266,21 @@ def _value_checks(w: _Writer, schema: Any, var: str, indent: int) -> None:
     if not allowed:
         raise _NotSimple
     checks = {kind: _type_checks(w, schema, kind, members) for kind in allowed}
+    read = value(any(checks.values()))
     if len(allowed) == 1:
         (kind,) = allowed
-        w.line(indent, f"if type({var}) is not {w.type_name(kind)}: return False")
+        w.line(indent, f"if type({read}) is not {w.const(kind)}: {REJECT}")
         _emit(w, checks[kind], var, indent)
         return
     kind_var = w.local()
-    w.line(indent, f"{kind_var} = type({var})")
+    w.line(indent, f"{kind_var} = type({read})")
     for position, kind in enumerate(allowed):
         word = "if" if position == 0 else "elif"
-        w.line(indent, f"{word} {kind_var} is {w.type_name(kind)}:")
+        w.line(indent, f"{word} {kind_var} is {w.const(kind)}:")
         if not checks[kind]:
             w.line(indent + 1, "pass")
         _emit(w, checks[kind], var, indent + 1)
-    w.line(indent, "else: return False")
+    w.line(indent, f"else: {REJECT}")
 
 
 def _allowed_types(schema: dict[str, Any]) -> tuple[type, ...]:
@@ -290,11 +370,11 @@ def _has_object_rules(schema: dict[str, Any]) -> bool:
 def _emit(w: _Writer, checks: list[Any], var: str, indent: int) -> None:
     for check in checks:
         if check[0] == "in":
-            w.line(indent, f"if {var} not in {check[1]}: return False")
+            w.line(indent, f"if {var} not in {check[1]}: {REJECT}")
         elif check[0] == "len":
-            w.line(indent, f"if len({var}) {check[1]} {check[2]}: return False")
+            w.line(indent, f"if len({var}) {check[1]} {check[2]}: {REJECT}")
         elif check[0] == "cmp":
-            w.line(indent, f"if {var} {check[1]} {check[2]}: return False")
+            w.line(indent, f"if {var} {check[1]} {check[2]}: {REJECT}")
         elif check[0] == "items":
             item = w.local()
             w.line(indent, f"for {item} in {var}:")

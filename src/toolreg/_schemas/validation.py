@@ -30,7 +30,7 @@ from .._contract.results import describe_exception, tool_error
 from .._contract.schema_checks import parameters_of
 from .._contract.schema_limits import check_validatable
 from .bounded_regex import BoundedPattern, RegexTimeout, time_budget
-from .simple_schemas import Acceptor, build_acceptor
+from .simple_schemas import Acceptor, SchemaChecks, acceptor_of, schema_checks
 
 if TYPE_CHECKING:
     from fastjsonschema import JsonSchemaValueException
@@ -65,6 +65,8 @@ class ArgumentCheck(NamedTuple):
     check: Checker
     #: A quick True for arguments that are certainly fine (simple schemas only), else None.
     accepts: Acceptor | None
+    #: The acceptor's checks as source, for dispatch to build a tool's call around.
+    checks: SchemaChecks | None = None
 
 
 class _Compiled(NamedTuple):
@@ -73,6 +75,7 @@ class _Compiled(NamedTuple):
     validate: Callable[[Any], Any]
     bounded: bool  # its regular expressions run within a time budget
     accepts: Acceptor | None
+    checks: SchemaChecks | None
 
 
 def compile_checker(entry: ToolEntry) -> ArgumentCheck | None:
@@ -84,7 +87,7 @@ def compile_checker(entry: ToolEntry) -> ArgumentCheck | None:
     if isinstance(compiled, str):
         _not_validated(entry.name, "arguments", compiled)
         return None
-    return ArgumentCheck(_checker(entry.name, compiled), compiled.accepts)
+    return ArgumentCheck(_checker(entry.name, compiled), compiled.accepts, compiled.checks)
 
 
 #: None when a structured result matches the output schema, else what is wrong with it.
@@ -171,7 +174,9 @@ def _compile(
         bounded = _bound_patterns(validate, schema)
     except Exception as exc:  # a schema fastjsonschema cannot handle: do not block calls
         return str(exc)
-    return _Compiled(validate, bounded, build_acceptor(schema) if quick else None)
+    checks = schema_checks(schema) if quick else None
+    accepts = acceptor_of(checks) if checks is not None else None
+    return _Compiled(validate, bounded, accepts, checks if accepts is not None else None)
 
 
 def _check_validatable(schema: dict[str, Any]) -> None:

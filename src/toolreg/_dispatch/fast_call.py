@@ -1,0 +1,85 @@
+"""A tool's fast call: its argument checks and its handler call in one generated function.
+
+Most calls are plain: no dispatch hooks or tracing, no deadline, no
+``progress=`` or keyword arguments, a sync handler, a dict of arguments and
+a str back. For a tool whose calls can be plain, the dispatcher keeps one
+function, built with the tool's plan, that checks the arguments (a simple
+schema's checks written inline, or only that they are a dict when the tool
+does not validate), calls the handler and returns its str. Whatever it does
+not settle it hands on: arguments it does not certainly accept to
+``rejected`` (the general path, where the full validator gives the verdict
+and the message), a handler's exception to ``failed``, any other result to
+``finish``. So it answers exactly as the general path does, one function
+call sooner.
+
+The code is compiled once per shape of checks and shared between tools; the
+values (field names, types, bounds, the handler) are arguments of the
+function that makes it, never text in it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from .._contract.entry import ToolEntry
+from .._schemas.simple_schemas import REJECT, SchemaChecks, compiled_maker, indented
+from .call_outcomes import failed, off_contract
+
+#: ``call(args)``: the tool's answer, as ``dispatch`` gives it.
+FastCall = Callable[[Any], "str | dict[str, Any]"]
+
+#: Only a dict: the checks of a tool that does not validate, or whose schema takes any object.
+_ANY_OBJECT = (f"if type(d) is not dict: {REJECT}",)
+
+#: Shapes of checks compiled and kept: a tool registered again, or another with
+#: the same shape of schema, compiles nothing.
+CACHE_SIZE = 512
+
+
+def build_fast_call(
+    entry: ToolEntry,
+    checks: SchemaChecks | None,
+    rejected: Callable[[Any], str | dict[str, Any]],
+) -> FastCall | None:
+    """The fast call of ``entry``; None when Python cannot compile its checks.
+
+    ``checks`` None means any dict is accepted. ``rejected`` must never raise
+    (but ``KeyboardInterrupt``): it is called inside the checks' own guard.
+    """
+    lines, values = (_ANY_OBJECT, ()) if checks is None else checks
+    limit = entry.max_result_size_chars
+    make = _maker(lines, len(values), limit is not None)
+    if make is None:
+        return None
+    finish = functools.partial(off_contract, entry)
+    return make(entry.handler, rejected, finish, failed, entry.name, limit, *values)  # type: ignore[no-any-return]
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _maker(lines: tuple[str, ...], count: int, limited: bool) -> Callable[..., Any] | None:
+    names = "".join(f", c{i}" for i in range(count))
+    # A str within the limit is the one answer the fast call gives itself.
+    short = "type(result) is str and len(result) <= limit" if limited else "type(result) is str"
+    source = "\n".join(
+        [
+            f"def make(handler, rejected, finish, failed, name, limit{names}):",
+            "    def call(d):",
+            "        try:",
+            *indented(lines, 3),
+            "        except Exception:",  # a missing required field, a key whose __eq__ raises
+            "            return rejected(d)",
+            "        try:",
+            "            result = handler(d)",
+            "        except KeyboardInterrupt:",
+            "            raise",  # Ctrl-C, on the caller's own thread
+            "        except BaseException as exc:",
+            "            return failed(name, exc)",
+            f"        if {short}:",
+            "            return result",
+            "        return finish(result)",
+            "    return call",
+        ]
+    )
+    return compiled_maker(source, "fast call")
