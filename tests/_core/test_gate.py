@@ -163,6 +163,54 @@ def test_register_many_from_a_pack_is_judged_like_each_register(builtin, pack):
     assert reg.get_owner("terminal") == "host"
 
 
+def _spec(name, handler):
+    return {"name": name, "toolset": "batch", "schema": schema(name), "handler": handler}
+
+
+def test_register_many_reads_each_handler_and_each_nested_register_afresh(builtin, pack):
+    """The stack register_many reads once covers only its own loop's calls."""
+    reg = builtin
+    reg.register_plugin_override_policy("gate_pack", False, plugin_id="toolreg-gate")
+
+    def specs():
+        yield _spec("host_tool", lambda args: "host")
+        # Pack code registering a host function while host code feeds the
+        # batch: only its own stack shows the pack.
+        pack.register_borrowed(reg, "nested", lambda args: "host")
+        yield _spec("pack_handler", pack.handler)  # the pack's code, whoever passes it
+
+    reg.register_many(specs())
+    owners = {name: reg.get_owner(name) for name in ("host_tool", "nested", "pack_handler")}
+    assert owners == {"host_tool": "host", "nested": "toolreg-gate", "pack_handler": "toolreg-gate"}
+
+
+def test_register_many_sees_a_policy_bound_half_way(reg, pack):
+    """A pack's register_many whose host-made specs bind the pack's policy half-way."""
+
+    def specs():
+        yield _spec("before", lambda args: "x")
+        reg.register_plugin_override_policy("gate_pack", False, plugin_id="toolreg-gate")
+        yield _spec("after", lambda args: "x")
+
+    pack.call(reg.register_many, specs())
+    assert (reg.get_owner("before"), reg.get_owner("after")) == ("host", "toolreg-gate")
+
+
+def test_register_many_sees_acting_for_entered_half_way(builtin):
+    reg = builtin
+    policy = reg.register_plugin_override_policy("isolated_pack", False, plugin_id="toolreg-iso")
+
+    def specs():
+        yield _spec("mine", lambda args: "x")
+        with reg.acting_for(policy):
+            yield _spec("terminal", lambda args: "x") | {"override": True}
+
+    with pytest.raises(PermissionError, match="plugin 'toolreg-iso' may not override"):
+        reg.register_many(specs())
+    assert reg.get_entry("mine") is None, "the batch is all or nothing"
+    assert reg.get_owner("terminal") == "host"
+
+
 # -- removals ----------------------------------------------------------------------------
 
 

@@ -169,3 +169,61 @@ def test_a_schema_checked_once_is_not_trusted_for_another_dict_with_its_id(reg):
         reg.register("u", "ts", bad, ok)
     with pytest.raises(ValueError, match="names a different tool"):
         reg.register("v", "ts", good, ok)  # the cached verdict never skips the name check
+
+
+def test_a_schema_checked_by_content_is_not_trusted_for_other_types(reg):
+    # Equal as JSON, not as Python: a tuple where the rule wants a list.
+    good = {"parameters": {"type": "object", "properties": {"p": {}}, "required": ["p"]}}
+    reg.register("t", "ts", good, ok)
+    bad = {"parameters": {"type": "object", "properties": {"p": {}}, "required": ("p",)}}
+    with pytest.raises(ValueError, match="'u'.*required"):
+        reg.register("u", "ts", bad, ok)
+
+
+def test_a_checked_schema_changed_afterwards_is_checked_again_as_a_new_dict(reg):
+    shared = {"parameters": {"type": "object", "properties": {"p": {"type": "string"}}}}
+    reg.register("t", "ts", shared, ok)
+    shared["parameters"]["properties"]["p"] = "not a schema"
+    copied = {"parameters": {"type": "object", "properties": {"p": "not a schema"}}}
+    with pytest.raises(ValueError, match="'u'.*properties.p"):
+        reg.register("u", "ts", copied, ok)
+
+
+def test_a_value_json_cannot_encode_is_refused_every_time(reg):
+    for name in ("t", "u"):
+        bad = {"parameters": {"type": "object", "properties": {"p": {"enum": {1, 2}}}}}
+        with pytest.raises(ValueError, match=f"'{name}'.*JSON-serialisable"):
+            reg.register(name, "ts", bad, ok)
+    assert len(reg) == 0
+
+
+def test_reading_decisions_while_writers_write_sees_them_in_order():
+    """The log takes no lock: a reader copies it in one step, and never trips a writer."""
+    reg = ToolRegistry(decision_log_size=50)
+    stop, problems = threading.Event(), []
+
+    def reader():
+        since = 0
+        while not stop.is_set():
+            try:
+                seqs = [d.seq for d in reg.decisions(since)]
+            except Exception as exc:  # noqa: BLE001 - any failure is the finding
+                problems.append(repr(exc))
+                return
+            if seqs != sorted(set(seqs)) or (seqs and seqs[0] <= since):
+                problems.append(f"out of order after {since}: {seqs[:5]}")
+            since = seqs[-1] if seqs else since
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for n in range(2000):
+        reg.register(f"t{n % 30}", "ts", schema(f"t{n % 30}"), ok)
+        if n % 100 == 0:
+            with reg.batch():
+                reg.register_many([{"name": f"b{n}", "toolset": "b", "schema": {}, "handler": ok}])
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert problems == []
+    assert reg.decisions()[-1].seq == reg.last_decision_seq

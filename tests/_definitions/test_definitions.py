@@ -552,6 +552,39 @@ class TestThreads:
         # The last write replaced the same names: a patched list, of the last version.
         assert {d["function"]["description"] for d in reg.get_definitions()} == {"v399"}
 
+    def test_a_write_never_waits_for_a_reader_building_definitions(self, reg: ToolRegistry) -> None:
+        # A writer queued behind a reader's lock would wait for the reader to
+        # be scheduled again: with busy readers, a whole switch interval.
+        add(reg, "a")
+        reg.get_definitions()
+        wrote = threading.Event()
+
+        def write() -> None:
+            reg.register("a", "ts", {**schema("a"), "description": "New a."}, handler)
+            reg.deregister("a")
+            add(reg, "b")
+            wrote.set()
+
+        with reg._definitions._lock:  # a reader in the middle of building a list
+            writer = threading.Thread(target=write)
+            writer.start()
+            finished = wrote.wait(30)
+        writer.join()
+        assert finished, "a write waited for the readers' lock"
+        assert names(reg.get_definitions()) == ["b"]
+
+    def test_more_writes_between_reads_than_are_queued_still_list_the_last(
+        self, reg: ToolRegistry
+    ) -> None:
+        for name in ["a", "b"]:
+            add(reg, name)
+        assert names(reg.get_definitions()) == ["a", "b"]
+        reg.register("b", "ts", {**schema("b"), "description": "New b."}, handler)
+        for n in range(1000):  # b's write falls out of the queue a read patches from
+            reg.register("a", "ts", {**schema("a"), "description": f"a{n}"}, handler)
+        listed = reg.get_definitions()
+        assert [d["function"]["description"] for d in listed] == ["a999", "New b."]
+
 
 class TestOneBadToolNeverBreaksTheList:
     def test_check_fn_that_raises(self, reg: ToolRegistry) -> None:

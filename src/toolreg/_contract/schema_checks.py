@@ -8,10 +8,11 @@ mid-conversation.
 from __future__ import annotations
 
 import json
+import marshal
 from collections.abc import Callable
 from typing import Any
 
-from .names import check_tool_name
+from .names import check_tool_name, is_tool_name
 from .schema_limits import check_validatable
 
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
@@ -24,10 +25,23 @@ EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 _PASSED: dict[int, dict[str, Any]] = {}
 _PASSED_LIMIT = 4096
 
+#: ``parameters`` that passed, by content: many tools built alike (a generated
+#: pack, an MCP server's list fetched again) check their shared shape once.
+#: The key is the marshal encoding, which exists only for plain dicts, lists,
+#: strings, numbers, booleans and None, and is equal only for equal such
+#: content: a value of any other type is checked in full, every time.
+_PASSED_PARAMETERS: set[bytes] = set()
+_PASSED_PARAMETERS_LIMIT = 1024
+_KEY_LIMIT = 8192  # bytes; a bigger schema is checked in full, not kept
+_MARSHAL_VERSION = 2  # no back-references: equal content, equal bytes
+#: Top-level values JSON can always encode (exact types: a subclass may not be).
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
 
 def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> None:
     """Raise ValueError, naming the tool, when a registration is malformed."""
-    check_tool_name(name)
+    if type(name) is not str or not is_tool_name(name):
+        check_tool_name(name)  # the rule's own message; a str subclass takes the long way
     if not isinstance(toolset, str) or not toolset:
         raise ValueError(f"Tool {name!r}: toolset must be a non-empty string, got {toolset!r}")
     if not callable(handler):
@@ -43,14 +57,38 @@ def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> No
     if description is not None and not isinstance(description, str):
         raise ValueError(f"Tool {name!r}: schema 'description' must be a string")
     if "parameters" in schema:
-        check_parameters(name, schema["parameters"])
-    try:
-        json.dumps(schema)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise ValueError(f"Tool {name!r}: schema is not JSON-serialisable: {exc}") from None
+        _check_parameters_once(name, schema["parameters"])
+    for key, value in schema.items():
+        if type(key) is not str or (type(value) not in _PLAIN and key != "parameters"):
+            rest = {key: value for key, value in schema.items() if key != "parameters"}
+            _check_json(name, rest, "schema")
+            break
     if len(_PASSED) >= _PASSED_LIMIT:
         _PASSED.clear()
     _PASSED[id(schema)] = schema
+
+
+def _check_parameters_once(name: str, parameters: Any) -> None:
+    """``check_parameters`` and the JSON check, skipped for content that passed before."""
+    try:
+        key = marshal.dumps(parameters, _MARSHAL_VERSION)
+    except (ValueError, RecursionError):  # not plain data: no key, the full check
+        key = None
+    if key is not None and key in _PASSED_PARAMETERS:
+        return
+    check_parameters(name, parameters)
+    _check_json(name, parameters, "schema")
+    if key is not None and len(key) <= _KEY_LIMIT:
+        if len(_PASSED_PARAMETERS) >= _PASSED_PARAMETERS_LIMIT:
+            _PASSED_PARAMETERS.clear()
+        _PASSED_PARAMETERS.add(key)
+
+
+def _check_json(name: str, value: Any, what: str) -> None:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"Tool {name!r}: {what} is not JSON-serialisable: {exc}") from None
 
 
 def check_result_limit(name: str, limit: Any) -> None:
@@ -79,10 +117,7 @@ def check_output_schema(name: str, schema: Any) -> None:
         name, schema, lambda part: f"output_schema {'.'.join(part)!r}" if part else "output_schema"
     )
     check_validatable(name, schema, "output_schema")
-    try:
-        json.dumps(schema)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise ValueError(f"Tool {name!r}: output_schema is not JSON-serialisable: {exc}") from None
+    _check_json(name, schema, "output_schema")
 
 
 def _check_object_schema(name: str, schema: Any, where: Callable[[list[str]], str]) -> None:

@@ -13,10 +13,11 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from types import FrameType
 from typing import NoReturn
 
 from .._contract.entry import Handler
-from .._contract.names import MCP_PREFIX, is_mcp
+from .._contract.names import MCP_PREFIX
 from .decisions import Decision, DecisionLog
 from .gate import judge_host_action
 from .ownership import (
@@ -26,9 +27,9 @@ from .ownership import (
     Owner,
     PluginPolicy,
     PolicyBook,
+    builtin_on_stack,
     handler_origins,
-    is_builtin,
-    stack_modules,
+    is_builtin_module,
 )
 
 logger = logging.getLogger("toolreg.registry")
@@ -39,6 +40,13 @@ _OWNERS_LIMIT = 1024
 
 #: Returns the listener to tell of a refusal, or None once it is gone (a weak reference).
 RefusalListener = Callable[[], Callable[[Decision], None] | None]
+
+
+class _Acting(threading.local):
+    """The plugin host code acts for on this thread (see ``Callers.acting_for``)."""
+
+    # A class default: reading it where unset is a plain lookup, not a caught AttributeError.
+    policy: PluginPolicy | None = None
 
 
 class Callers:
@@ -54,7 +62,7 @@ class Callers:
         self.policies = PolicyBook()
         # Set by host code registering on a pack's behalf (a process-isolated
         # pack's tools); per thread, so no other thread's writes are affected.
-        self._acting = threading.local()
+        self._acting = _Acting()
         #: Told of every refusal, so a plugin report can show ones that come
         #: after loading (a hook's, at call time). Weak: a host may be dropped.
         self.refusal_listener: RefusalListener | None = None
@@ -86,7 +94,7 @@ class Callers:
     def acting_for(self, policy: PluginPolicy) -> Iterator[None]:
         """Host code writing on a plugin's behalf: its writes pass that plugin's gate."""
         self.require_host(f"act for plugin {policy.plugin_id!r}")
-        previous = getattr(self._acting, "policy", None)
+        previous = self._acting.policy
         self._acting.policy = policy
         try:
             yield
@@ -98,8 +106,8 @@ class Callers:
 
         The whole stack, toolreg's own frames included: they belong to no plugin.
         """
-        acting = getattr(self._acting, "policy", None)
-        callers = self.policies.involved(sys._getframe(0)) if self.policies else []
+        acting = self._acting.policy
+        callers = self.policies.involved(sys._getframe(0))
         if acting is not None and acting not in callers:
             callers.append(acting)
         return callers
@@ -122,7 +130,8 @@ class Callers:
             reason=reason,
             generation=self._generation(),
         )
-        self._log.append(decision)
+        with self._lock:  # the log's writers are ordered by the writer lock
+            self._log.append(decision)
         listener = self.refusal_listener() if self.refusal_listener is not None else None
         if listener is not None:
             listener(decision)
@@ -132,19 +141,7 @@ class Callers:
         self, toolset: str, handler: Handler, depth: int
     ) -> tuple[Owner, list[PluginPolicy]]:
         """Work out who is registering, from the handler's code and the stack."""
-        origins = list(handler_origins(handler))
-        stack = sys._getframe(depth)
-        plugins = self.policies.involved(stack, origins) if self.policies else []
-        acting = getattr(self._acting, "policy", None)
-        if acting is not None:
-            return self._owner(acting.plugin_id, acting), [acting, *plugins]
-        if plugins:
-            return self._owner(plugins[0].plugin_id, plugins[0]), plugins
-        if is_mcp(toolset):
-            return self._owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX), None), []
-        if is_builtin(module for module, _ in origins) or is_builtin(stack_modules(stack)):
-            return _BUILTIN, []
-        return _HOST, []
+        return CallSite(self, depth).owner(toolset, handler)
 
     def _owner(self, label: str, policy: PluginPolicy | None) -> Owner:
         """One Owner per (label, policy), shared by all its tools: the table keeps one per tool."""
@@ -155,3 +152,54 @@ class Callers:
                 self._owners.clear()
             owner = self._owners[key] = Owner(label, policy)
         return owner
+
+
+class CallSite:
+    """Whose code is on a writer's stack, read once for one write or a whole batch.
+
+    A batch's registrations share the stack, so it is walked once; each
+    handler's own code, the plugin the host acts for, and (after
+    :meth:`refresh`) the bound policies are read per write. Lives for one
+    call: it holds a frame.
+    """
+
+    __slots__ = ("_callers", "first_frame", "_bound", "_plugins", "_builtin")
+
+    def __init__(self, callers: Callers, depth: int) -> None:
+        """``depth`` counts frames out from the code that makes the CallSite."""
+        self._callers = callers
+        #: The innermost frame read: the caller of the code that made this.
+        self.first_frame: FrameType = sys._getframe(depth + 1)
+        book = callers.policies
+        self._bound = book.bound
+        self._plugins = book.involved(self.first_frame) if self._bound else []
+        self._builtin: bool | None = None  # walked for only when no plugin is involved
+
+    def refresh(self) -> None:
+        """Read the stack again if policies were bound or unbound since it was read."""
+        book = self._callers.policies
+        if book.bound is not self._bound:
+            self._bound = book.bound
+            self._plugins = book.involved(self.first_frame)
+
+    def owner(self, toolset: str, handler: Handler) -> tuple[Owner, list[PluginPolicy]]:
+        """Who registers ``handler`` into ``toolset`` from this stack."""
+        callers = self._callers
+        origins = handler_origins(handler)
+        plugins = self._plugins
+        if self._bound:
+            plugins = callers.policies.with_files(plugins, origins)
+        acting = callers._acting.policy
+        if acting is not None:
+            return callers._owner(acting.plugin_id, acting), [acting, *plugins]
+        if plugins:
+            return callers._owner(plugins[0].plugin_id, plugins[0]), plugins
+        if toolset.startswith(MCP_PREFIX):
+            label = MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX)
+            return callers._owner(label, None), []
+        for module, _ in origins:
+            if is_builtin_module(module):
+                return _BUILTIN, []
+        if self._builtin is None:
+            self._builtin = builtin_on_stack(self.first_frame)
+        return (_BUILTIN if self._builtin else _HOST), []

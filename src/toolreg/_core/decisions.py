@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import itertools
-import threading
 import time
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -42,11 +42,15 @@ _Raw = tuple[int, float, Action, ToolEntry, str, str, "ToolEntry | None", "str |
 
 
 class DecisionLog:
-    """A bounded, thread-safe, append-only record of decisions."""
+    """A bounded, append-only record of decisions.
+
+    Writers hold the registry's writer lock, which orders them; readers take
+    no lock, so a writer never waits for one (a reader holding a lock while
+    it builds its list would make each write wait a switch interval).
+    """
 
     def __init__(self, maxlen: int = 1000) -> None:
         self._items: deque[Decision | _Raw] = deque(maxlen=maxlen)
-        self._lock = threading.Lock()
         self._seq = 0
 
     @property
@@ -54,9 +58,8 @@ class DecisionLog:
         return self._seq
 
     def append(self, decision: Decision) -> None:
-        with self._lock:
-            self._seq += 1
-            self._items.append(replace(decision, seq=self._seq))
+        self._seq = seq = self._seq + 1
+        self._items.append(replace(decision, seq=seq))
 
     def record(
         self,
@@ -69,20 +72,35 @@ class DecisionLog:
         generation: int,
     ) -> None:
         """Log the decision ``action`` about ``entry``; cheap, since every write does it."""
-        with self._lock:
-            self._seq += 1
-            raw = (self._seq, time.time(), action, entry, owner, reason)
-            self._items.append((*raw, previous, previous_owner, generation))
+        self._seq = seq = self._seq + 1
+        now = time.time()
+        self._items.append(
+            (seq, now, action, entry, owner, reason, previous, previous_owner, generation)
+        )
+
+    def record_many(
+        self,
+        decisions: Iterable[tuple[Action, ToolEntry, str, ToolEntry | None, str | None]],
+        generation: int,
+    ) -> None:
+        """``record`` for each (action, entry, owner, previous, previous owner) of one write."""
+        now = time.time()
+        seq = self._seq
+        append = self._items.append
+        for action, entry, owner, previous, previous_owner in decisions:
+            seq += 1
+            append((seq, now, action, entry, owner, "", previous, previous_owner, generation))
+        self._seq = seq
 
     def snapshot(self, since: int = 0) -> list[Decision]:
-        with self._lock:
-            # Newest last and seq increasing: read back only as far as ``since``.
-            items = list(
-                itertools.takewhile(
-                    lambda i: (i.seq if type(i) is Decision else i[0]) > since,
-                    reversed(self._items),
-                )
+        # One C call, so no write lands half-way through the copy; then, newest
+        # last and seq increasing, read back only as far as ``since``.
+        copied = list(self._items)
+        items = list(
+            itertools.takewhile(
+                lambda i: (i.seq if type(i) is Decision else i[0]) > since, reversed(copied)
             )
+        )
         items.reverse()
         return [item if type(item) is Decision else _decision(item) for item in items]
 

@@ -58,6 +58,16 @@ def judge(
 ) -> Ruling:
     """May ``owner`` register ``entry``? ``alias_of`` is set when its toolset is an alias."""
     name, toolset = entry.name, entry.toolset
+    # Host or built-in code reloading its own tool, the commonest write: the
+    # rules below come to this too (no plugin to name, one party, one toolset).
+    if (
+        previous is owner
+        and not plugins
+        and alias_of is None
+        and existing is not None
+        and existing.toolset == toolset
+    ):
+        return _REPLACED
     for policy in plugins:
         if not policy.may_name(name):
             return Ruling(

@@ -22,7 +22,7 @@ import dataclasses
 import fnmatch
 import importlib.util
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import FrameType, FunctionType
 from typing import Any, NamedTuple
@@ -39,6 +39,7 @@ BUILTIN_LABEL = "builtin"
 HOST_LABEL = "host"
 MCP_LABEL_PREFIX = "mcp:"
 LOCAL_LABEL_PREFIX = "local:"
+_BUILTIN_PREFIX = BUILTIN_NAMESPACE + "."
 
 
 def reserved_label(plugin_id: str) -> str | None:
@@ -112,14 +113,14 @@ def _namespace_paths(namespace: str) -> tuple[str, ...]:
     return tuple(os.path.realpath(p) for p in paths)
 
 
-def handler_origins(handler: Callable[..., Any]) -> Iterator[tuple[str | None, str | None]]:
-    """Yield (module, filename) for every layer of a wrapped callable."""
+def handler_origins(handler: Callable[..., Any]) -> list[tuple[str | None, str | None]]:
+    """(module, filename) for every layer of a wrapped callable, outermost first."""
     if type(handler) is FunctionType and not handler.__dict__:
         # A plain function with no attributes set has no layer below it
         # (``func``, ``__func__`` and ``__wrapped__`` would be in its __dict__).
         module = handler.__module__
-        yield (module if isinstance(module, str) else None), handler.__code__.co_filename
-        return
+        return [((module if isinstance(module, str) else None), handler.__code__.co_filename)]
+    origins: list[tuple[str | None, str | None]] = []
     seen: set[int] = set()
     pending: list[Any] = [handler]
     while pending and len(seen) < _MAX_UNWRAP:
@@ -129,22 +130,40 @@ def handler_origins(handler: Callable[..., Any]) -> Iterator[tuple[str | None, s
         seen.add(id(obj))
         code = getattr(obj, "__code__", None)
         module = getattr(obj, "__module__", None)
-        yield (
-            module if isinstance(module, str) else None,
-            code.co_filename if code is not None else None,
+        origins.append(
+            (
+                module if isinstance(module, str) else None,
+                code.co_filename if code is not None else None,
+            )
         )
         pending.append(getattr(obj, "func", None))  # functools.partial
         pending.append(getattr(obj, "__func__", None))  # bound method
         pending.append(getattr(obj, "__wrapped__", None))  # functools.wraps
         if callable(obj) and not hasattr(obj, "__code__") and not isinstance(obj, type):
             pending.append(type(obj).__call__)  # a callable object's method
+    return origins
 
 
-def stack_modules(frame: FrameType | None) -> Iterator[str | None]:
-    """The module name of each frame from ``frame`` outwards (names only tell built-ins)."""
+def builtin_on_stack(frame: FrameType | None) -> bool:
+    """Whether a frame from ``frame`` outwards runs in a built-in module.
+
+    Asked only once no plugin is involved: module names only tell built-in
+    code from the host's. Frames of one module share its globals, so a run of
+    them costs one name check.
+    """
+    checked = None
     while frame is not None:
-        yield frame.f_globals.get("__name__")
+        module_globals = frame.f_globals
+        if module_globals is not checked:
+            checked = module_globals
+            name = module_globals.get("__name__")
+            # is_builtin_module, inlined: this runs for every module on the stack.
+            if isinstance(name, str) and (
+                name.startswith(_BUILTIN_PREFIX) or name == BUILTIN_NAMESPACE
+            ):
+                return True
         frame = frame.f_back
+    return False
 
 
 class PolicyBook:
@@ -156,7 +175,8 @@ class PolicyBook:
     """
 
     def __init__(self) -> None:
-        self._by_namespace: dict[str, PluginPolicy] = {}
+        #: Namespace -> policy; a new dict after every bind or unbind, never changed.
+        self.bound: dict[str, PluginPolicy] = {}
         # filename as the code object spells it -> its plugin (None: no plugin's).
         self._memo: dict[str, PluginPolicy | None] = {}
         # filename as the code object spells it -> its real path, resolved once.
@@ -168,10 +188,10 @@ class PolicyBook:
         self._pending: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self._by_namespace)
+        return bool(self.bound)
 
     def get(self, namespace: str) -> PluginPolicy | None:
-        return self._by_namespace.get(namespace)
+        return self.bound.get(namespace)
 
     def bind(
         self,
@@ -202,11 +222,11 @@ class PolicyBook:
         return policy
 
     def unbind(self, namespace: str) -> PluginPolicy | None:
-        policies = dict(self._by_namespace)
+        policies = dict(self.bound)
         policy = policies.pop(namespace, None)
         # Policies first, then the memo: a reader that takes the new memo
         # (it reads the memo first) then sees the new policies too.
-        self._by_namespace = policies
+        self.bound = policies
         if policy is not None:
             self._memo = self._revise(policy, None)
         self._pending = self._pending - {namespace}
@@ -233,15 +253,15 @@ class PolicyBook:
                 real = self._resolve(filename)
                 if len(self._real) < _MEMO_LIMIT:
                     self._real[filename] = real
-            found = _owner_of_file(real, list(self._by_namespace.values()))
+            found = _owner_of_file(real, list(self.bound.values()))
         if len(memo) < _MEMO_LIMIT:
             memo[filename] = found
         return found
 
     def _replace(self, policies: dict[str, PluginPolicy]) -> None:
         """Bind (or rebind) namespaces, revising the memo for each."""
-        previous = self._by_namespace
-        self._by_namespace = {**previous, **policies}
+        previous = self.bound
+        self.bound = {**previous, **policies}
         memo = self._memo
         for namespace, policy in policies.items():
             self._memo = memo = self._revise(previous.get(namespace), policy, memo)
@@ -285,7 +305,7 @@ class PolicyBook:
             return None
         located = {}
         for namespace in self._pending:
-            policy = self._by_namespace.get(namespace)
+            policy = self.bound.get(namespace)
             found = _namespace_paths(namespace) if policy is not None else ()
             if policy is not None and found:
                 located[namespace] = dataclasses.replace(policy, paths=found)
@@ -304,27 +324,43 @@ class PolicyBook:
         the origins' files; innermost first, without repeats.
 
         The walk reads every frame, to the outermost: any of them may be a
-        plugin's, and the gate judges them all.
+        plugin's, and the gate judges them all. A run of frames from one file
+        is looked up once.
         """
         found: list[PluginPolicy] = []
-        if not self._by_namespace:
+        if not self.bound:
             return found
         memo, lookup = self._memo, self.policy_of_file
+        filename = None
         while frame is not None:
-            filename = frame.f_code.co_filename
-            try:
-                policy = memo[filename]
-            except KeyError:
-                policy = lookup(filename)
-                memo = self._memo  # a lookup may locate a pending pack: a new memo
-            if policy is not None and policy not in found:
-                found.append(policy)
+            code_file = frame.f_code.co_filename
+            if code_file is not filename:
+                filename = code_file
+                try:
+                    policy = memo[filename]
+                except KeyError:
+                    policy = lookup(filename)
+                    memo = self._memo  # a lookup may locate a pending pack: a new memo
+                if policy is not None and policy not in found:
+                    found.append(policy)
             frame = frame.f_back
+        return self.with_files(found, origins) if origins else found
+
+    def with_files(
+        self, found: list[PluginPolicy], origins: Iterable[tuple[str | None, str | None]]
+    ) -> list[PluginPolicy]:
+        """``found`` and then the plugins of the origins' files, without repeats.
+
+        ``found`` itself is left as it was: a batch shares its stack's list.
+        """
+        if not self.bound:
+            return found
+        plugins = found
         for _, filename in origins:
-            policy = lookup(filename)
-            if policy is not None and policy not in found:
-                found.append(policy)
-        return found
+            policy = self.policy_of_file(filename)
+            if policy is not None and policy not in plugins:
+                plugins = [*plugins, policy]
+        return plugins
 
 
 def _owner_of_file(real: str, policies: list[PluginPolicy]) -> PluginPolicy | None:
@@ -339,9 +375,8 @@ def _owner_of_file(real: str, policies: list[PluginPolicy]) -> PluginPolicy | No
     return None
 
 
-def is_builtin(modules: Iterable[str | None]) -> bool:
-    """Whether built-in code is among the modules (asked only once no plugin is)."""
-    for module in modules:
-        if module and (module == BUILTIN_NAMESPACE or module.startswith(BUILTIN_NAMESPACE + ".")):
-            return True
-    return False
+def is_builtin_module(module: object) -> bool:
+    """Whether ``module`` names the built-in tools package or a module in it."""
+    return isinstance(module, str) and (
+        module == BUILTIN_NAMESPACE or module.startswith(_BUILTIN_PREFIX)
+    )

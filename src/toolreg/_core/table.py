@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from .._contract.entry import (
     DEFAULT_OPTIONS,
@@ -20,7 +22,7 @@ from .._contract.entry import (
     ToolOptions,
 )
 from .._contract.schema_checks import check_registration, check_result_limit
-from .callers import Callers
+from .callers import Callers, CallSite
 from .decisions import Action, DecisionLog
 from .gate import judge, judge_alias, judge_removal
 from .ownership import Owner, PluginPolicy
@@ -39,7 +41,14 @@ class ToolTable:
         self._state = TableState(log)
         # Rows a batch has admitted and not yet swapped in; only ever set while
         # the batching thread holds the lock.
-        self._staged: dict[str, tuple[Row, Action]] | None = None
+        self._staged: dict[str, Row] | None = None
+        # The decision each staged name gets at the swap: its first write's,
+        # against what stood there before the batch.
+        self._staged_actions: dict[str, Action] = {}
+        # The stack add_all read once for its registrations; only ever set while
+        # the batching thread holds the lock, and only used by register calls
+        # made from that very frame.
+        self._site: CallSite | None = None
 
     # -- reads: lock-free -------------------------------------------------
 
@@ -90,18 +99,56 @@ class ToolTable:
 
     def add(self, entry: ToolEntry, options: ToolOptions, override: bool) -> ToolEntry | None:
         """Write one checked entry, if the gate admits it; None when rejected."""
-        owner, plugins = self._callers.owner_for(entry.toolset, entry.handler, depth=3)
+        site = self._site
+        if site is not None and site.first_frame is sys._getframe(2):
+            # register called by add_all's own loop, which holds the lock: its
+            # stack, read once.
+            site.refresh()
+            owner, plugins = site.owner(entry.toolset, entry.handler)
+            return self._write(entry, options, override, owner, plugins)
+        owner, plugins = CallSite(self._callers, 2).owner(entry.toolset, entry.handler)
         with self._lock:
-            action = self._admit(entry, owner, plugins, override)
-            if action is None:
-                return None
-            if self._staged is not None:
-                # Logged once, at the swap, against what stood there before the batch.
-                earlier = self._staged.get(entry.name)
-                action = earlier[1] if earlier is not None else action
-                self._staged[entry.name] = ((entry, owner, options), action)
-            else:
-                self._state.put(entry, owner, options, action)
+            return self._write(entry, options, override, owner, plugins)
+
+    def add_all(
+        self, register: Callable[..., ToolEntry | None], specs: Iterable[Mapping[str, Any]]
+    ) -> list[ToolEntry | None]:
+        """``register(**spec)`` for each spec, in one batch; the results in order.
+
+        ``register`` ends in :meth:`add`, which reads whose code is calling
+        from the stack. Called from this loop, that stack is this frame's, the
+        same for every spec: it is read once, and each handler's own code per
+        spec. A register call from anywhere else (code run by a generator of
+        specs, say) reads its own stack, as always.
+        """
+        with self.batch():
+            previous, self._site = self._site, CallSite(self._callers, 0)
+            try:
+                results = []
+                for spec in specs:
+                    results.append(register(**spec))
+                return results
+            finally:
+                self._site = previous
+
+    def _write(
+        self,
+        entry: ToolEntry,
+        options: ToolOptions,
+        override: bool,
+        owner: Owner,
+        plugins: list[PluginPolicy],
+    ) -> ToolEntry | None:
+        """Judge and write (or stage, in a batch) one entry; caller holds the lock."""
+        action = self._admit(entry, owner, plugins, override)
+        if action is None:
+            return None
+        staged = self._staged
+        if staged is not None:
+            staged[entry.name] = (entry, owner, options)
+            self._staged_actions.setdefault(entry.name, action)
+        else:
+            self._state.put(entry, owner, options, action)
         return entry
 
     @contextlib.contextmanager
@@ -118,21 +165,20 @@ class ToolTable:
             if self._staged is not None:
                 yield  # nested: part of the outer batch
                 return
-            self._staged = {}
+            self._staged, self._staged_actions = {}, {}
             try:
                 yield
                 self._flush_batch()
             finally:
-                self._staged = None
+                self._staged, self._staged_actions = None, {}
 
     def _flush_batch(self) -> None:
         """Swap in what a batch staged so far (if any); caller holds the lock."""
         staged = self._staged
         if staged:
-            self._staged = {}
-            rows = {name: row for name, (row, _) in staged.items()}
-            actions = {name: action for name, (_, action) in staged.items()}
-            self._state.swap(rows, (), None, actions)
+            actions = self._staged_actions
+            self._staged, self._staged_actions = {}, {}
+            self._state.swap(staged, (), None, actions)
 
     def _admit(
         self, entry: ToolEntry, owner: Owner, plugins: list[PluginPolicy], override: bool
@@ -140,10 +186,10 @@ class ToolTable:
         """Apply the conflict rules; None means rejected (logged and recorded)."""
         staged = self._staged.get(entry.name) if self._staged else None
         if staged is not None:
-            (existing, previous, _), _ = staged
+            existing, previous, _ = staged
         else:
             existing = self._state.live.get(entry.name)
-            previous = self._owner_of(entry.name)
+            previous = self._state.owned.get(entry.name)
         alias_of = self._state.aliases.get(entry.toolset)
         verdict = judge(entry, owner, plugins, override, existing, previous, alias_of)
         if verdict.action is None:

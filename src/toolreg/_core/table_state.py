@@ -21,8 +21,9 @@ from .ownership import Owner
 
 #: One row of the table, the unit of a write.
 Row = tuple[ToolEntry, Owner, ToolOptions]
-#: Told the names a write changed, after it is visible and before the lock is let go.
-ChangeListener = Callable[[Iterable[str]], None]
+#: Told the names a write changed and the generation it made, after it is
+#: visible and before the lock is let go.
+ChangeListener = Callable[[Iterable[str], int], None]
 
 
 class TableState:
@@ -88,7 +89,8 @@ class TableState:
             if old.toolset != entry.toolset:
                 self._leave(old.toolset, name)
         self.owned[name] = owner
-        self._set_options(self.options, name, options)
+        if options is not DEFAULT_OPTIONS or self.options:
+            self._set_options(self.options, name, options)
         self.live[name] = entry
         members = self.toolsets.get(entry.toolset)
         if members is None:
@@ -99,7 +101,7 @@ class TableState:
         before = old_owner.label if old_owner is not None else None
         self._log.record(verb, entry, owner.label, "", old, before, self.generation)
         if self.listener is not None:
-            self.listener((name,))
+            self.listener((name,), self.generation)
 
     def drop(self, name: str) -> None:
         """Remove one tool in place and record it."""
@@ -110,7 +112,7 @@ class TableState:
         self.generation += 1
         self._log.record("deregistered", old, owner.label, "", None, None, self.generation)
         if self.listener is not None:
-            self.listener((name,))
+            self.listener((name,), self.generation)
 
     def _leave(self, toolset: str, name: str) -> None:
         members = self.toolsets.get(toolset)
@@ -141,7 +143,7 @@ class TableState:
         tools = self.live.copy()
         owners = self.owned.copy()
         options_by_name = self.options.copy()
-        decisions: list[tuple[Action, ToolEntry, Owner, ToolEntry | None, Owner | None]] = []
+        decisions: list[tuple[Action, ToolEntry, str, ToolEntry | None, str | None]] = []
         # Names leaving and joining each toolset, so only touched toolsets are
         # rebuilt, with one set operation each: a bulk write stays linear.
         gone: dict[str, set[str]] = {}
@@ -151,23 +153,33 @@ class TableState:
             old_owner = owners.pop(name)
             options_by_name.pop(name, None)
             gone.setdefault(old.toolset, set()).add(name)
-            decisions.append(("deregistered", old, old_owner, None, None))
+            decisions.append(("deregistered", old, old_owner.label, None, None))
+        actions = actions or {}
         for name, (entry, owner, options) in added.items():
             old = tools.get(name)
             old_owner = owners.get(name)
-            old_options = options_by_name.get(name, DEFAULT_OPTIONS)
             tools[name] = entry
             owners[name] = owner
-            self._set_options(options_by_name, name, options)
-            verb = (actions or {}).get(name) or action or "registered"
-            if verb == "registered" and old is not None:
-                verb = "replaced"
+            if options is not DEFAULT_OPTIONS or name in options_by_name:
+                old_options = options_by_name.get(name, DEFAULT_OPTIONS)
+                self._set_options(options_by_name, name, options)
+            else:
+                old_options = DEFAULT_OPTIONS
+            verb = actions.get(name) or action or "registered"
             if old is not None and old_owner is not None:
+                if verb == "registered":
+                    verb = "replaced"
                 gone.setdefault(old.toolset, set()).add(name)
                 if verb == "overridden":
                     self.history.record(name, (old, old_owner, old_options), owner.label)
-            came.setdefault(entry.toolset, set()).add(name)
-            decisions.append((verb, entry, owner, old, old_owner))
+                decisions.append((verb, entry, owner.label, old, old_owner.label))
+            else:
+                decisions.append((verb, entry, owner.label, old, None))
+            members = came.get(entry.toolset)
+            if members is None:
+                came[entry.toolset] = {name}
+            else:
+                members.add(name)
         toolsets = self.toolsets.copy()
         for toolset in gone.keys() | came.keys():
             names = (toolsets.get(toolset, {}).keys() - gone.get(toolset, set())) | came.get(
@@ -185,7 +197,5 @@ class TableState:
         self.live = tools
         self.generation += 1
         if self.listener is not None:
-            self.listener(set(removed) | added.keys())
-        for verb, entry, owner, old, old_owner in decisions:
-            before = old_owner.label if old_owner is not None else None
-            self._log.record(verb, entry, owner.label, "", old, before, self.generation)
+            self.listener(set(removed) | added.keys(), self.generation)
+        self._log.record_many(decisions, self.generation)

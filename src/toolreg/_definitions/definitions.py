@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import deque
 from collections.abc import Iterable
 from itertools import compress
 from typing import Any
@@ -140,45 +141,59 @@ class Definitions:
         # the next read after a write patches it, so a call after a write builds
         # only what the write changed.
         self._layouts: dict[tuple[frozenset[str] | None, FormatKey], Layout] = {}
-        # Names written since the layouts were last patched.
-        self._changed: set[str] = set()
-        # The table's generation when ``_changed`` was last brought up to date:
-        # a patch is good for that generation, not for a later write whose
-        # names have not come in yet.
+        # The writes since the layouts were last patched, as (sequence number,
+        # table generation after it, names): appended by writers, read by
+        # readers. Bounded: a reader that finds a gap walks the table instead.
+        self._writes: deque[tuple[int, int, Iterable[str]]] = deque(maxlen=_PATCH_LIMIT)
+        self._written = 0  # the last write's sequence number; writers only
+        self._patched = 0  # the last write the layouts know; readers only, under the lock
+        # The table's generation after that write: a patch is good for that
+        # generation, not for a later write whose names have not come in yet.
         self._known_generation = table.generation
+        # Readers' lock, for building and patching. Writers never take it: a
+        # writer waiting on a reader the interpreter switched away from would
+        # wait a whole switch interval.
         self._lock = threading.Lock()
 
-    def forget(self, names: Iterable[str]) -> None:
-        """The table changed ``names``: drop their definitions; the next read patches the lists.
+    def forget(self, names: Iterable[str], generation: int) -> None:
+        """The table changed ``names``, making ``generation``: drop their definitions;
+        the next read patches the lists.
 
         The table's change listener calls this under the writer lock on every
-        write, so it does work in proportion to the write, never to the table.
-        Afterwards nothing here holds an entry that left the table.
+        write, so it does work in proportion to the write, never to the table,
+        and takes no lock of its own. Afterwards nothing here holds an entry
+        that left the table (``_keep`` checks again after it stores).
         """
-        with self._lock:
-            for cache in self._built.values():
-                for name in names:
-                    cache.pop(name, None)
+        for cache in self._built.values():  # copied on write: never resized under us
+            for name in names:
+                cache.pop(name, None)
+        if self._memo:
             self._memo.clear()  # every memo is of an older generation now
-            self._changed.update(names)
-            self._known_generation = self._table.generation  # under the writer lock
-            if len(self._changed) > _PATCH_LIMIT:
-                # Past this, walking the table beats patching, and the set stays small.
-                self._changed.clear()
-                self._layouts.clear()
+        self._written += 1
+        self._writes.append((self._written, generation, names))
 
     def _patch_layouts(self) -> None:
-        """Bring the kept layouts up to the table for what changed since; caller holds the lock.
+        """Bring the kept layouts up to the table for the writes since; caller holds the lock.
 
         A write whose ``forget`` has not run yet may already be in the table
-        read here, but not in ``_changed``: the patched layouts are marked with
-        the generation ``_changed`` knows, so a reader at a later generation
-        walks the table instead of serving a half-patched list. Patching the
-        same change twice, when that write's names come in, is harmless.
+        read here, but not in ``_writes``: the patched layouts are marked with
+        the generation of the last write read, so a reader at a later
+        generation walks the table instead of serving a half-patched list.
+        Patching the same change twice, when that write's names come in, is
+        harmless.
         """
-        if not self._changed:
+        if self._written == self._patched:
             return
-        changed, self._changed = self._changed, set()
+        writes = [write for write in list(self._writes) if write[0] > self._patched]
+        if not writes:
+            return
+        changed = {name for _, _, names in writes for name in names}
+        lost = writes[0][0] != self._patched + 1
+        self._patched, self._known_generation = writes[-1][0], writes[-1][1]
+        if lost or len(changed) > _PATCH_LIMIT:
+            # Writes fell off the bounded queue, or walking beats patching.
+            self._layouts.clear()
+            return
         generation, tools = self._known_generation, self._table.tools
         for key, layout in list(self._layouts.items()):
             patched = layout.patched(tools, generation, changed, self._built[key[1]])
@@ -261,7 +276,11 @@ class Definitions:
         if cache is None:
             get_formatter(format)  # only known formats get a cache
             with self._lock:
-                cache = self._built.setdefault(format, {})
+                cache = self._built.get(format)
+                if cache is None:
+                    cache = {}
+                    # A new dict, not a new key: a writer may be iterating this one.
+                    self._built = {**self._built, format: cache}
         return cache
 
     def _keep(self, format: FormatKey, fresh: dict[str, Built]) -> None:
@@ -275,6 +294,10 @@ class Definitions:
             for name, built in fresh.items():
                 if tools.get(name) is built.entry:
                     cache[name] = built
+                    # A write between the check and the store has dropped the
+                    # name already, or comes after and drops it: look again.
+                    if tools.get(name) is not built.entry:
+                        cache.pop(name, None)
 
     def _memo_for(self, tool_names: Iterable[str] | None, format: FormatKey) -> _Memo:
         # Generation first: a write in between makes this memo's key stale, never wrong.

@@ -141,6 +141,8 @@ class Batches:
 
     def forget(self, names: Any) -> None:
         """A tool a write changed is judged again from its next calls."""
+        if not self._durations and not self._quick:
+            return  # nothing timed yet: the usual case for a host that never batches
         for name in names:
             self._durations.pop(name, None)
             self._quick.discard(name)

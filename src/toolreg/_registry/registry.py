@@ -26,6 +26,7 @@ from .._contract.entry import (
     SchemaOverrides,
     ToolEntry,
     ToolOptions,
+    blank_entry,
     make_options,
 )
 from .._contract.schema_checks import check_registration, check_result_limit
@@ -77,7 +78,7 @@ class ToolRegistry:
         for read in AvailabilityView.READS:  # annotated below, under "availability"
             setattr(self, read, getattr(view, read))
 
-    def _table_changed(self, names: Iterable[str]) -> None:
+    def _table_changed(self, names: Iterable[str], generation: int) -> None:
         # Under the writer lock, after the write is visible. A bulk write
         # swaps in a new dict: get_entry follows it. A dispatcher not yet
         # published has no plans: the first it makes reads the table as it is now.
@@ -86,7 +87,7 @@ class ToolRegistry:
         if parts is not None:
             parts[0].forget(names)
             parts[1].forget(names)
-        self._definitions.forget(names)
+        self._definitions.forget(names, generation)
 
     def _parts(self) -> tuple[Dispatcher, Batches]:
         """The dispatcher and its batches, made on first use."""
@@ -220,24 +221,29 @@ class ToolRegistry:
         the operator has not allowed.
         """
         check_registration(name, toolset, schema, handler)
-        check_result_limit(name, max_result_size_chars)
+        if max_result_size_chars is not None:
+            check_result_limit(name, max_result_size_chars)
         # Tools of one toolset share one string, however each call spelt it.
         toolset = sys.intern(str.__str__(toolset))
-        options = make_options(name, validate, timeout)
-        entry = ToolEntry(
-            name=name,
-            toolset=toolset,
-            schema=schema,
-            handler=handler,
-            check_fn=check_fn,
-            requires_env=requires_env,
-            is_async=is_async,
-            description=description,
-            emoji=emoji,
-            max_result_size_chars=max_result_size_chars,
-            dynamic_schema_overrides=dynamic_schema_overrides,
-            annotations=annotations,
-            output_schema=output_schema,
+        if validate is True and timeout is None:
+            options = DEFAULT_OPTIONS
+        else:
+            options = make_options(name, validate, timeout)
+        entry = blank_entry(annotations, output_schema)
+        entry.__init__(  # type: ignore[misc]
+            name,
+            toolset,
+            schema,
+            handler,
+            check_fn,
+            requires_env,
+            is_async,
+            description,
+            emoji,
+            max_result_size_chars,
+            dynamic_schema_overrides,
+            annotations,
+            output_schema,
         )
         return self._table.add(entry, options, override)
 
@@ -255,8 +261,7 @@ class ToolRegistry:
 
     def register_many(self, tools: Iterable[Mapping[str, Any]]) -> list[ToolEntry | None]:
         """``register(**spec)`` for each spec, in one batch; the results in order."""
-        with self._table.batch():
-            return [self.register(**spec) for spec in tools]
+        return self._table.add_all(self.register, tools)
 
     def deregister(self, name: str) -> bool:
         """Remove a tool; returns whether it existed.
