@@ -54,10 +54,7 @@ QUICK = Config(samples=8, warmup=2)
 CLI = "import sys; from toolreg.cli import run; sys.argv[0] = 'toolreg'; run()"
 # What `from toolreg import registry` loads from the standard library (and its own
 # imports), measured alone for reference.
-STDLIB = (
-    "import typing, dataclasses, logging, json, threading, concurrent.futures, queue, copy, "
-    "fnmatch, importlib.util"
-)
+STDLIB = "import typing, dataclasses, logging, json, threading, copy, fnmatch, importlib.util"
 CASES: list[tuple[str, float | None, str, list[str]]] = [
     ("import toolreg", 1.6, "import toolreg", []),
     ("stdlib the registry needs (reference)", None, STDLIB, []),

@@ -241,14 +241,21 @@ def test_operator_consent_lets_a_pack_remove_others_tools(builtin, pack):
     ("method", "args", "what"),
     [
         ("set_validation", (False,), "turn argument validation off"),
+        ("set_validation", (True,), "turn argument validation on"),
         ("set_dispatch_hooks", (None,), "change the dispatch hooks"),
         ("register_toolset_alias", ("evil", "terminal"), "create toolset alias 'evil'"),
         ("remove_plugin_override_policy", ("gate_pack",), "change plugin policies"),
         ("batch", (), "hold the table for a batch"),
     ],
 )
-def test_host_actions_are_refused_to_packs_even_with_consent(builtin, pack, method, args, what):
+# The dispatcher is made on first use: a setting asked for before and after it exists.
+@pytest.mark.parametrize("dispatched", [False, True], ids=["no-dispatch-yet", "after-dispatch"])
+def test_host_actions_are_refused_to_packs_even_with_consent(
+    builtin, pack, method, args, what, dispatched
+):
     reg = builtin
+    if dispatched:
+        assert reg.dispatch("terminal", {}) == "host"
     reg.register_plugin_override_policy("gate_pack", True, plugin_id="toolreg-gate")
     with pytest.raises(PermissionError, match=f"plugin 'toolreg-gate' may not {what}"):
         pack.call(getattr(reg, method), *args)

@@ -106,7 +106,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from .._schemas.validation import invalid_arguments
+from .._contract.results import invalid_arguments
 
 if TYPE_CHECKING:
     from .._contract.entry import CheckFn, SchemaOverrides

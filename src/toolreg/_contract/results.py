@@ -33,6 +33,15 @@ def tool_error(message: str, **extra: Any) -> str:
     return json.dumps({"error": message, **extra}, ensure_ascii=False, default=str)
 
 
+def invalid_arguments(tool: str, problem: str) -> str:
+    """The tool_error for arguments a tool cannot take, whoever found the problem."""
+    return tool_error(
+        f"Invalid arguments for tool {tool!r}: {problem}",
+        error_type="invalid_arguments",
+        tool=tool,
+    )
+
+
 def tool_result(data: Any = None, **kwargs: Any) -> str:
     """Return the JSON of ``data``, or of the keyword arguments when ``data`` is None."""
     payload = kwargs if data is None else data

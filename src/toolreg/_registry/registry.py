@@ -6,7 +6,8 @@ embedders that want isolation create their own ``ToolRegistry()``.
 
 The parts are plain objects. A write reaches the caches above the table
 through one listener, :meth:`ToolRegistry._table_changed`, never through the
-order of base classes.
+order of base classes. The dispatcher is made on first use: a process that only
+lists tools (``toolreg list``) never imports the dispatch layer.
 """
 
 from __future__ import annotations
@@ -37,11 +38,11 @@ from .._core.ownership import PluginPolicy
 from .._core.table import ToolTable
 from .._core.toolset_report import AvailabilityView
 from .._definitions.definitions import Definitions
-from .._dispatch.dispatch import Dispatcher, DispatchHooks
-from .._dispatch.dispatch_many import Batches
 
 if TYPE_CHECKING:
     from .._definitions.definition_api import GetDefinition, GetDefinitions, GetDefinitionsJson
+    from .._dispatch.dispatch import Dispatcher, DispatchHooks
+    from .._dispatch.dispatch_many import Batches
 
 
 class ToolRegistry:
@@ -57,14 +58,11 @@ class ToolRegistry:
         self._log = log
         self._availability = Availability(clock, self._table.live_entries)
         self._definitions = Definitions(self._table, self._availability)
-        self._dispatcher = Dispatcher(self._table, self._callers)
-        d = self._dispatcher
-        self._batches = Batches(d.dispatch, d.dispatch_call, d.adispatch_call, lambda: d.traced)
+        # Made by the first dispatch (or dispatch setting) and never replaced;
+        # until then ``dispatch`` and its kin are the class's forwarding methods.
+        self._dispatch_parts: tuple[Dispatcher, Batches] | None = None
+        self._build_lock = threading.Lock()
         self._table.on_change(self._table_changed)
-        # The two calls a host makes every turn are the parts' own bound
-        # methods: no registry frame between the caller and the work.
-        self.dispatch = self._dispatcher.dispatch  # type: ignore[method-assign]
-        self.adispatch = self._dispatcher.adispatch  # type: ignore[method-assign]
         self.get_entry = self._table.live.get  # type: ignore[method-assign]
         # Typed per format in definition_api; the Definitions part's own methods.
         self.get_definition = self._definitions.get_definition  # type: ignore[assignment]
@@ -76,21 +74,53 @@ class ToolRegistry:
         self.acting_for = callers.acting_for
         # For toolreg's own layers: PermissionError (recorded) when plugin code asks.
         self._require_host = callers.require_host
-        self.enable_tracing = self._dispatcher.enable_tracing
-        self.disable_tracing = self._dispatcher.disable_tracing
-        self.dispatch_many = self._batches.dispatch_many
-        self.adispatch_many = self._batches.adispatch_many
         view = AvailabilityView(self._table, self._availability)
         for read in AvailabilityView.READS:  # annotated below, under "availability"
             setattr(self, read, getattr(view, read))
 
     def _table_changed(self, names: Iterable[str], generation: int) -> None:
         # Under the writer lock, after the write is visible. A bulk write
-        # swaps in a new dict: get_entry follows it.
+        # swaps in a new dict: get_entry follows it. A dispatcher not yet
+        # published has no plans: the first it makes reads the table as it is now.
         self.get_entry = self._table.live.get  # type: ignore[method-assign]
-        self._dispatcher.forget(names)
-        self._batches.forget(names)
+        parts = self._dispatch_parts
+        if parts is not None:
+            parts[0].forget(names)
+            parts[1].forget(names)
         self._definitions.forget(names, generation)
+
+    def _parts(self) -> tuple[Dispatcher, Batches]:
+        """The dispatcher and its batches, made on first use."""
+        parts = self._dispatch_parts
+        return parts if parts is not None else self._make_dispatch_parts()
+
+    @property
+    def _dispatcher(self) -> Dispatcher:
+        return self._parts()[0]
+
+    @property
+    def _batches(self) -> Batches:
+        return self._parts()[1]
+
+    def _make_dispatch_parts(self) -> tuple[Dispatcher, Batches]:
+        # Imported here, outside any lock: listing tools never dispatches.
+        from .._dispatch.dispatch import Dispatcher
+        from .._dispatch.dispatch_many import Batches
+
+        with self._build_lock:  # two first dispatches at once make one dispatcher
+            if self._dispatch_parts is None:
+                d = Dispatcher(self._table, self._callers)
+                batches = Batches(d.dispatch, d.dispatch_call, d.adispatch_call, lambda: d.traced)
+                # One assignment: the change listener sees both parts or neither. A
+                # plan made from now on is forgotten by the next write.
+                self._dispatch_parts = (d, batches)
+                # The calls a host makes every turn become the parts' own bound
+                # methods: no registry frame between the caller and the work.
+                self.dispatch = d.dispatch  # type: ignore[method-assign]
+                self.adispatch = d.adispatch  # type: ignore[method-assign]
+                self.dispatch_many = batches.dispatch_many  # type: ignore[method-assign]
+                self.adispatch_many = batches.adispatch_many  # type: ignore[method-assign]
+            return self._dispatch_parts
 
     def __repr__(self) -> str:
         return f"<ToolRegistry tools={len(self)} generation={self.generation}>"
@@ -335,31 +365,52 @@ class ToolRegistry:
         """
         return self._dispatcher.adispatch(name, args, progress=progress, **kwargs)
 
-    #: ``dispatch_many(calls, max_concurrency=8)``: run ``(name, args)`` or ``(name,
-    #: args, call_id)`` calls concurrently, results in call order. Each is a
-    #: ``dispatch`` of its own (hooks, its timeout, its errors as tool_error
-    #: results); ValueError for a ``max_concurrency`` below 1.
-    dispatch_many: Callable[..., list[str | dict[str, Any]]]
-    #: The async twin of ``dispatch_many``: async tools on the caller's loop.
-    adispatch_many: Callable[..., Coroutine[Any, Any, list[str | dict[str, Any]]]]
+    def dispatch_many(self, *args: Any, **kwargs: Any) -> list[str | dict[str, Any]]:
+        """``dispatch_many(calls, max_concurrency=8, *, progress=None)``: calls run concurrently.
 
-    #: ``enable_tracing(*, tracer_provider=None, meter_provider=None)``: trace every
-    #: dispatch with OpenTelemetry (see ``toolreg.enable_tracing``). Host only.
-    enable_tracing: Callable[..., None]
-    #: Stop tracing dispatches. Host only.
-    disable_tracing: Callable[[], None]
+        Each call is ``(name, args)`` or ``(name, args, call_id)`` and a
+        ``dispatch`` of its own (hooks, its timeout, its errors as tool_error
+        results); the results come in call order. ValueError for a
+        ``max_concurrency`` below 1.
+        """
+        return self._batches.dispatch_many(*args, **kwargs)
+
+    def adispatch_many(
+        self, *args: Any, **kwargs: Any
+    ) -> Coroutine[Any, Any, list[str | dict[str, Any]]]:
+        """The async twin of ``dispatch_many``: async tools on the caller's loop."""
+        return self._batches.adispatch_many(*args, **kwargs)
+
+    def enable_tracing(self, *, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        """Trace every dispatch with OpenTelemetry (see ``toolreg.enable_tracing``). Host only."""
+        self._dispatcher.enable_tracing(
+            tracer_provider=tracer_provider, meter_provider=meter_provider
+        )
+
+    def disable_tracing(self) -> None:
+        """Stop tracing dispatches. Host only."""
+        self._dispatcher.disable_tracing()
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
+        if hooks is None and self._dispatch_parts is None:
+            # Nothing to remove yet (every load of plugins says so): no dispatcher made.
+            self._callers.require_host("change the dispatch hooks")
+            return
         self._dispatcher.set_dispatch_hooks(hooks)
 
     def set_validation(self, enabled: bool) -> None:
         """Turn argument validation on or off for every tool (operator switch). Host only."""
+        if enabled and self._dispatch_parts is None:
+            # On is how a dispatcher starts (and the config's default): none made for it.
+            self._callers.require_host("turn argument validation on")
+            return
         self._dispatcher.set_validation(enabled)
 
     @property
     def validation_enabled(self) -> bool:
-        return self._dispatcher.validation_enabled
+        parts = self._dispatch_parts
+        return parts[0].validation_enabled if parts is not None else True
 
     # -- definitions ------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._contract.entry import ToolEntry
-from .._contract.results import describe_exception, tool_error
+from .._contract.results import describe_exception, invalid_arguments
 from .._contract.schema_checks import parameters_of
 from .._contract.schema_limits import check_validatable
 from .bounded_regex import BoundedPattern, RegexTimeout, time_budget
@@ -47,15 +47,6 @@ REGEX_SECONDS = 1.0
 
 #: Compiled schemas kept for reuse, least recently used dropped first.
 CACHE_SIZE = 512
-
-
-def invalid_arguments(tool: str, problem: str) -> str:
-    """The tool_error for arguments a tool cannot take, whoever found the problem."""
-    return tool_error(
-        f"Invalid arguments for tool {tool!r}: {problem}",
-        error_type="invalid_arguments",
-        tool=tool,
-    )
 
 
 class ArgumentCheck(NamedTuple):
