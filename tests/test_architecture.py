@@ -171,3 +171,13 @@ def test_each_private_subpackage_stays_small(package):
     assert len(modules) <= MAX_MODULES, (
         f"{package.name} holds {len(modules)} modules: split it along a docs/architecture.md line"
     )
+
+
+#: A file a reader can hold in mind.
+MAX_LINES = 400
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p) or "toolreg")
+def test_no_module_is_over_400_lines(path):
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{module_name(path)} has {lines} lines: split it by responsibility"

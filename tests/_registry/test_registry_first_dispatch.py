@@ -47,13 +47,13 @@ def test_a_fresh_registry_imports_no_dispatch_module():
 
 
 def test_the_first_dispatch_sees_every_write_made_before_it(reg: ToolRegistry):
-    assert reg._dispatch_parts is None
+    assert reg._dispatch.made is None
     reg.register("t", "s", schema("t"), returns("old"))
     reg.register("t", "s", schema("t"), returns("new"))
     reg.register("gone", "s", schema("gone"), returns("gone"))
     assert reg.deregister("gone")
     reg.replace_toolset("mcp-x", [])
-    assert reg._dispatch_parts is None, "writes alone make no dispatcher"
+    assert reg._dispatch.made is None, "writes alone make no dispatcher"
     assert reg.dispatch("t", {}) == "new"
     assert "Unknown tool" in reg.dispatch("gone", {})
     # From now on dispatch is the dispatcher's own bound method: no frame in between.
@@ -113,7 +113,7 @@ def test_settings_made_before_the_first_dispatch_hold(reg: ToolRegistry):
 def test_validation_reads_on_until_a_dispatcher_turns_it_off(reg: ToolRegistry):
     assert reg.validation_enabled
     reg.set_validation(True)
-    assert reg.validation_enabled and reg._dispatch_parts is None
+    assert reg.validation_enabled and reg._dispatch.made is None
     reg.register("count", "s", COUNT, lambda args: "counted")
     assert "invalid_arguments" in reg.dispatch("count", {"n": "x"})
 

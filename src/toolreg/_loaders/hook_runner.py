@@ -13,7 +13,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._contract.results import (
     clip,
@@ -24,6 +24,9 @@ from .._contract.results import (
     tool_error,
 )
 from .._dispatch.workers import HOOK_POOL, DeadlineExceeded
+
+if TYPE_CHECKING:
+    from .._policy.config import PluginsConfig
 
 logger = logging.getLogger("toolreg.hooks")
 
@@ -176,3 +179,27 @@ def _block_message(verdict: Any) -> str | None:
     if verdict is True:
         return None
     return printable(verdict)
+
+
+def runner_from(pm: Any, plugins: PluginsConfig) -> HookRunner | None:
+    """The dispatch hooks ``pm`` holds, in pluggy's call order, minus those withheld.
+
+    The operator withholds hooks with ``plugins.entries.<id>.hooks`` and bounds them
+    with ``hook_timeout``. None when no hook is left: dispatch runs no hook layer.
+    """
+    from ..hookspecs import DISPATCH_HOOKS
+
+    # A pack's objects are registered as "<id>#<n>"; the report speaks of "<id>".
+    names = {id(plugin): name.rpartition("#")[0] or name for name, plugin in pm.list_name_plugin()}
+    impls = [
+        [
+            HookImpl(owner, impl.function, tuple(impl.argnames))
+            # pluggy calls the last registered first; keep its order.
+            for impl in reversed(getattr(pm.hook, hook).get_hookimpls())
+            for owner in [names.get(id(impl.plugin), "?")]
+            if plugins.entry(owner).allows_hook(hook)
+        ]
+        for hook in DISPATCH_HOOKS
+    ]
+    runner = HookRunner(*impls, timeout=plugins.hook_timeout)
+    return runner if runner else None

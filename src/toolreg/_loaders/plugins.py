@@ -391,22 +391,7 @@ class PluginHost:
             self.hooks = None
             self.registry.set_dispatch_hooks(None)
             return
-        from ..hookspecs import DISPATCH_HOOKS
-        from .hook_runner import HookImpl, HookRunner
+        from .hook_runner import runner_from
 
-        names = {}
-        for name, plugin in self.pm.list_name_plugin():
-            names[id(plugin)] = name.rpartition("#")[0] or name
-        impls: dict[str, list[HookImpl]] = {}
-        for hook in DISPATCH_HOOKS:
-            # pluggy calls the last registered first; keep its order.
-            impls[hook] = [
-                HookImpl(owner, impl.function, tuple(impl.argnames))
-                for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls())
-                for owner in [names.get(id(impl.plugin), "?")]
-                # The operator's plugins.entries.<id>.hooks withholds the others.
-                if self.config.plugins.entry(owner).allows_hook(hook)
-            ]
-        runner = HookRunner(*impls.values(), timeout=self.config.plugins.hook_timeout)
-        self.hooks = runner if runner else None
+        self.hooks = runner_from(self.pm, self.config.plugins)
         self.registry.set_dispatch_hooks(self.hooks)

@@ -46,12 +46,7 @@ from .._registry.registry import ToolRegistry
 from .._schemas.definition_types import McpToolDefinition
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
 from .event_store import MemoryEventStore, resumable
-from .server_calls import (
-    CallLimits,
-    ClientGone,
-    gone_event,
-    session_key,
-)
+from .server_calls import CallLimits, ClientGone, gone_event, session_key
 from .server_http import http_app
 from .server_log import ServeLogs, relaying
 from .server_progress import progress_for_call

@@ -38,6 +38,7 @@ from .._core.ownership import PluginPolicy
 from .._core.table import ToolTable
 from .._core.toolset_report import AvailabilityView
 from .._definitions.definitions import Definitions
+from .dispatch_parts import DispatchParts
 
 if TYPE_CHECKING:
     from .._definitions.definition_api import GetDefinition, GetDefinitions, GetDefinitionsJson
@@ -60,8 +61,7 @@ class ToolRegistry:
         self._definitions = Definitions(self._table, self._availability)
         # Made by the first dispatch (or dispatch setting) and never replaced;
         # until then ``dispatch`` and its kin are the class's forwarding methods.
-        self._dispatch_parts: tuple[Dispatcher, Batches] | None = None
-        self._build_lock = threading.Lock()
+        self._dispatch = DispatchParts(self._table, self._callers, self)
         self._table.on_change(self._table_changed)
         self.get_entry = self._table.live.get  # type: ignore[method-assign]
         # Typed per format in definition_api; the Definitions part's own methods.
@@ -83,44 +83,16 @@ class ToolRegistry:
         # swaps in a new dict: get_entry follows it. A dispatcher not yet
         # published has no plans: the first it makes reads the table as it is now.
         self.get_entry = self._table.live.get  # type: ignore[method-assign]
-        parts = self._dispatch_parts
-        if parts is not None:
-            parts[0].forget(names)
-            parts[1].forget(names)
+        self._dispatch.forget(names)
         self._definitions.forget(names, generation)
-
-    def _parts(self) -> tuple[Dispatcher, Batches]:
-        """The dispatcher and its batches, made on first use."""
-        parts = self._dispatch_parts
-        return parts if parts is not None else self._make_dispatch_parts()
 
     @property
     def _dispatcher(self) -> Dispatcher:
-        return self._parts()[0]
+        return self._dispatch.get()[0]
 
     @property
     def _batches(self) -> Batches:
-        return self._parts()[1]
-
-    def _make_dispatch_parts(self) -> tuple[Dispatcher, Batches]:
-        # Imported here, outside any lock: listing tools never dispatches.
-        from .._dispatch.dispatch import Dispatcher
-        from .._dispatch.dispatch_many import Batches
-
-        with self._build_lock:  # two first dispatches at once make one dispatcher
-            if self._dispatch_parts is None:
-                d = Dispatcher(self._table, self._callers)
-                batches = Batches(d.dispatch, d.dispatch_call, d.adispatch_call, lambda: d.traced)
-                # One assignment: the change listener sees both parts or neither. A
-                # plan made from now on is forgotten by the next write.
-                self._dispatch_parts = (d, batches)
-                # The calls a host makes every turn become the parts' own bound
-                # methods: no registry frame between the caller and the work.
-                self.dispatch = d.dispatch  # type: ignore[method-assign]
-                self.adispatch = d.adispatch  # type: ignore[method-assign]
-                self.dispatch_many = batches.dispatch_many  # type: ignore[method-assign]
-                self.adispatch_many = batches.adispatch_many  # type: ignore[method-assign]
-            return self._dispatch_parts
+        return self._dispatch.get()[1]
 
     def __repr__(self) -> str:
         return f"<ToolRegistry tools={len(self)} generation={self.generation}>"
@@ -134,11 +106,8 @@ class ToolRegistry:
     # -- reads ----------------------------------------------------------------
 
     def get_entry(self, name: str) -> ToolEntry | None:
-        """The entry registered under ``name``, or None. A plain dict read.
-
-        A bulk write rebinds it to the new table's ``dict.get``, so look it up
-        on the registry at each use rather than keeping the bound method.
-        """
+        """The entry registered under ``name``, or None: a plain dict read. A bulk write
+        rebinds it, so look it up on the registry at each use rather than keeping it."""
         return self._table.live.get(name)
 
     @property
@@ -175,10 +144,7 @@ class ToolRegistry:
         return self._table.aliases()
 
     def decisions(self, since: int = 0) -> list[Decision]:
-        """Registration decisions after sequence number ``since``, oldest first.
-
-        The log is bounded: the oldest decisions fall off.
-        """
+        """Registration decisions after sequence ``since``, oldest first (bounded log)."""
         return self._log.snapshot(since)
 
     @property
@@ -357,20 +323,15 @@ class ToolRegistry:
         progress: ProgressCallback | None = None,
         **kwargs: Any,
     ) -> Coroutine[Any, Any, str | dict[str, Any]]:
-        """The async twin of ``dispatch``: sync handlers run in a worker thread.
-
-        The dispatcher's own coroutine, not one wrapped around it: wrapped in a
-        second coroutine, a handler's GeneratorExit escaped ``adispatch``
-        (``tests/_dispatch/test_dispatch_properties.py`` found it).
-        """
+        """The async twin of ``dispatch``: sync handlers run in a worker thread."""
+        # Not ``async def``: the dispatcher's own coroutine, with nothing wrapped around it.
         return self._dispatcher.adispatch(name, args, progress=progress, **kwargs)
 
     def dispatch_many(self, *args: Any, **kwargs: Any) -> list[str | dict[str, Any]]:
         """``dispatch_many(calls, max_concurrency=8, *, progress=None)``: calls run concurrently.
 
-        Each call is ``(name, args)`` or ``(name, args, call_id)`` and a
-        ``dispatch`` of its own (hooks, its timeout, its errors as tool_error
-        results); the results come in call order. ValueError for a
+        Each call, ``(name, args)`` or ``(name, args, call_id)``, is a ``dispatch`` of its
+        own (hooks, timeout, errors as results); results in call order. ValueError for a
         ``max_concurrency`` below 1.
         """
         return self._batches.dispatch_many(*args, **kwargs)
@@ -393,37 +354,24 @@ class ToolRegistry:
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
-        if hooks is None and self._dispatch_parts is None:
-            # Nothing to remove yet (every load of plugins says so): no dispatcher made.
-            self._callers.require_host("change the dispatch hooks")
-            return
-        self._dispatcher.set_dispatch_hooks(hooks)
+        self._dispatch.set_dispatch_hooks(hooks)
 
     def set_validation(self, enabled: bool) -> None:
         """Turn argument validation on or off for every tool (operator switch). Host only."""
-        if enabled and self._dispatch_parts is None:
-            # On is how a dispatcher starts (and the config's default): none made for it.
-            self._callers.require_host("turn argument validation on")
-            return
-        self._dispatcher.set_validation(enabled)
+        self._dispatch.set_validation(enabled)
 
     @property
     def validation_enabled(self) -> bool:
-        parts = self._dispatch_parts
-        return parts[0].validation_enabled if parts is not None else True
+        return self._dispatch.validation_enabled
 
     # -- definitions ------------------------------------------------------------
 
-    #: One tool's definition, available or not; None for an unknown tool. Shared
-    #: and read-only, like ``get_definitions``'. A tool an option cannot hold
-    #: (``strict``, ``inline_refs``) raises ValueError with the reason.
+    #: One tool's definition, available or not (None: unknown); ValueError for a
+    #: tool an option cannot hold. Options as ``get_definitions``' (definition_api).
     get_definition: GetDefinition
-    #: Definitions of the available tools among ``tool_names`` (all when None), by
-    #: name: a fresh list of shared, read-only definitions (``copy.deepcopy`` one
-    #: before changing it). ``strict=True`` sends OpenAI's strict mode,
-    #: ``inline_refs=True`` inlines every ``$ref``, ``optional_as_absent=True``
-    #: writes an optional nullable property as a non-null one; a tool an option
-    #: cannot hold is left out with a warning (``toolreg.strict_refusals``).
+    #: Definitions of the available tools among ``tool_names`` (all when None): a
+    #: fresh list of shared, read-only definitions (``copy.deepcopy`` one to change
+    #: it); a tool an option cannot hold is left out with a warning.
     get_definitions: GetDefinitions
     #: ``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic.
     get_definitions_json: GetDefinitionsJson

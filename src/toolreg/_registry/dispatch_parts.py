@@ -1,0 +1,83 @@
+"""The registry's dispatcher and batches, made by the first dispatch.
+
+A process that only lists tools (``toolreg list``) never imports the dispatch
+layer. The parts are made once, under a lock, and never replaced; the
+registry then points its dispatch methods at their bound methods.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._core.callers import Callers
+    from .._core.table import ToolTable
+    from .._dispatch.dispatch import Dispatcher, DispatchHooks
+    from .._dispatch.dispatch_many import Batches
+
+
+class DispatchParts:
+    """A dispatcher and its batches, from the first call that needs them."""
+
+    def __init__(self, table: ToolTable, callers: Callers, owner: object) -> None:
+        self._table = table
+        self._callers = callers
+        self._owner = owner  # the registry whose dispatch methods point here once made
+        #: None until made; then both parts, set in one assignment so the change
+        #: listener sees both or neither.
+        self.made: tuple[Dispatcher, Batches] | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> tuple[Dispatcher, Batches]:
+        made = self.made
+        return made if made is not None else self._make()
+
+    def _make(self) -> tuple[Dispatcher, Batches]:
+        # Imported here, outside any lock: listing tools never dispatches.
+        from .._dispatch.dispatch import Dispatcher
+        from .._dispatch.dispatch_many import Batches
+
+        with self._lock:  # two first dispatches at once make one dispatcher
+            if self.made is None:
+                d = Dispatcher(self._table, self._callers)
+                batches = Batches(d.dispatch, d.dispatch_call, d.adispatch_call, lambda: d.traced)
+                # A plan made from now on is forgotten by the next write.
+                self.made = (d, batches)
+                # The calls a host makes every turn become the parts' own bound
+                # methods: no registry frame between the caller and the work.
+                for name, method in (
+                    ("dispatch", d.dispatch),
+                    ("adispatch", d.adispatch),
+                    ("dispatch_many", batches.dispatch_many),
+                    ("adispatch_many", batches.adispatch_many),
+                ):
+                    setattr(self._owner, name, method)
+            return self.made
+
+    def forget(self, names: Iterable[str]) -> None:
+        """Drop the plans of changed tools; parts not yet made have none."""
+        made = self.made
+        if made is not None:
+            made[0].forget(names)
+            made[1].forget(names)
+
+    def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
+        if hooks is None and self.made is None:
+            # Nothing to remove yet (every load of plugins says so): no dispatcher made.
+            self._callers.require_host("change the dispatch hooks")
+            return
+        self.get()[0].set_dispatch_hooks(hooks)
+
+    def set_validation(self, enabled: bool) -> None:
+        if enabled and self.made is None:
+            # On is how a dispatcher starts (and the config's default): none made for it.
+            self._callers.require_host("turn argument validation on")
+            return
+        self.get()[0].set_validation(enabled)
+
+    @property
+    def validation_enabled(self) -> bool:
+        made = self.made
+        return made[0].validation_enabled if made is not None else True
