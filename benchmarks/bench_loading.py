@@ -38,7 +38,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from harness import Result, report, run_case
+from harness import Result, parse_run, report, run_case
 
 PACKS, TOOLS_PER_PACK = 50, 5
 GROUP = "toolreg.tools"
@@ -268,12 +268,10 @@ def bench_loading(site: str, root: str, config: str, cfg: Config) -> list[Result
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer samples: a smoke run")
-    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
-    parser.add_argument("--profile", action="store_true", help="print toolreg's cProfile")
-    args = parser.parse_args(argv)
-    cfg = QUICK if args.quick else FULL
+    def profile_option(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--profile", action="store_true", help="print toolreg's cProfile")
+
+    args, cfg = parse_run(__doc__.splitlines()[0], argv, (FULL, QUICK), profile_option)
     started = time.perf_counter()
     root = tempfile.mkdtemp(prefix="toolreg-bench-loading-")
     results: list[Result] = []

@@ -21,19 +21,17 @@ See benchmarks/README.md.
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import os
-import platform
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from harness import Result, print_table, run_case, time_calls, time_statements, write_json
+from harness import Result, parse_run, report, run_case, time_calls, time_statements
 
 from toolreg._discovery.entrypoints import CACHE_FILE_NAME, GROUP, find_packs
 
@@ -163,11 +161,7 @@ def bench_subprocess(site: str, root: str, cfg: Config) -> list[Result]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke run")
-    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
-    args = parser.parse_args(argv)
-    cfg = QUICK if args.quick else FULL
+    args, cfg = parse_run(__doc__.splitlines()[0], argv, (FULL, QUICK))
     started = time.perf_counter()
     root = tempfile.mkdtemp(prefix="toolreg-bench-packs-")
     results: list[Result] = []
@@ -179,18 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         run_case(results, "subprocess", lambda: bench_subprocess(site, root, cfg))
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print_table(results)
-    if args.json:
-        meta = {
-            "python": sys.version,
-            "platform": platform.platform(),
-            "packs": PACKS,
-            "other_dists": OTHERS,
-            "config": asdict(cfg),
-            "quick": args.quick,
-            "elapsed_s": round(time.perf_counter() - started, 2),
-        }
-        write_json(args.json, results, meta)
+    report(results, args, cfg, started, {"packs": PACKS, "other_dists": OTHERS})
     return 0
 
 

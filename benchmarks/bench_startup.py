@@ -26,18 +26,16 @@ floor's. The script reports; the exit code is always 0. See benchmarks/README.md
 
 from __future__ import annotations
 
-import argparse
 import os
-import platform
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from harness import Result, print_table, run_case, write_json
+from harness import Result, parse_run, report, run_case
 
 
 @dataclass(frozen=True)
@@ -158,11 +156,7 @@ def bench(cfg: Config, root: str) -> list[Result]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer samples: a smoke run")
-    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
-    args = parser.parse_args(argv)
-    cfg = QUICK if args.quick else FULL
+    args, cfg = parse_run(__doc__.splitlines()[0], argv, (FULL, QUICK))
     started = time.perf_counter()
     root = tempfile.mkdtemp(prefix="toolreg-bench-startup-")
     results: list[Result] = []
@@ -170,16 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         run_case(results, "start-up", lambda: bench(cfg, root))
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print_table(results)
-    if args.json:
-        meta = {
-            "python": sys.version,
-            "platform": platform.platform(),
-            "config": asdict(cfg),
-            "quick": args.quick,
-            "elapsed_s": round(time.perf_counter() - started, 2),
-        }
-        write_json(args.json, results, meta)
+    report(results, args, cfg, started)
     return 0
 
 

@@ -197,17 +197,38 @@ def run_case(results: list[Result], name: str, fn: Callable[[], list[Result]]) -
         results.append(Result(name, None, error=f"{type(exc).__name__}: {exc}"))
 
 
-def parse_run(description: str, argv: list[str] | None) -> tuple[argparse.Namespace, Config]:
-    """The ``--quick`` and ``--json PATH`` options every script takes, and the run size."""
+def parse_run(
+    description: str,
+    argv: list[str] | None,
+    sizes: tuple[Any, Any] = (FULL, QUICK),
+    options: Callable[[argparse.ArgumentParser], None] | None = None,
+) -> tuple[argparse.Namespace, Any]:
+    """The ``--quick`` and ``--json PATH`` options every script takes, and the run size.
+
+    ``sizes`` is a script's own (full, quick) pair of run sizes, when it has one;
+    ``options`` adds the script's own options to the parser.
+    """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke run")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    if options is not None:
+        options(parser)
     args = parser.parse_args(argv)
-    return args, (QUICK if args.quick else FULL)
+    full, quick = sizes
+    return args, (quick if args.quick else full)
 
 
-def report(results: list[Result], args: argparse.Namespace, cfg: Config, started: float) -> None:
-    """The table on stdout, the interpreter and run time, and the JSON file when asked."""
+def report(
+    results: list[Result],
+    args: argparse.Namespace,
+    cfg: Any,
+    started: float,
+    meta: dict[str, Any] | None = None,
+) -> None:
+    """The table on stdout, the interpreter and run time, and the JSON file when asked.
+
+    ``cfg`` is the run size (a dataclass); ``meta`` adds a script's own facts to the JSON.
+    """
     elapsed = time.perf_counter() - started
     print()
     print_table(results)
@@ -221,6 +242,7 @@ def report(results: list[Result], args: argparse.Namespace, cfg: Config, started
             "config": asdict(cfg),
             "elapsed_s": round(elapsed, 2),
             "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            **(meta or {}),
         }
         try:
             write_json(args.json, results, meta)
