@@ -282,3 +282,41 @@ def test_stdio_shapes_schemas_for_clients_that_need_it(serve_setup: ServeSetup, 
             assert text_of(result) == "ok"
 
     run(session)
+
+
+#: A tool whose $ref points at itself: it has no inlined form.
+RECURSIVE_TOOL = """
+registry.register(
+    "tree",
+    "shapes",
+    {
+        "description": "A tree of nodes.",
+        "parameters": {
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/Node"}},
+            "$defs": {
+                "Node": {
+                    "type": "object",
+                    "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+                }
+            },
+        },
+    },
+    lambda args: "grown",
+)
+"""
+
+
+def test_stdio_inline_refs_leaves_out_a_tool_it_cannot_inline(serve_setup: ServeSetup) -> None:
+    """A recursive $ref is not sent half-inlined: the tool is left out, the others stay."""
+    plugin = serve_setup.plugin
+    plugin.write_text(plugin.read_text() + SHAPED_PLUGIN + RECURSIVE_TOOL)
+
+    async def session() -> None:
+        args = ("--toolset", "shapes", "--inline-refs")
+        async with Client(stdio_client_for(serve_setup, *args)) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            assert names == ["plot"]
+
+    run(session)
+    assert "tree" in serve_setup.log_path.read_text()  # the warning names the tool
