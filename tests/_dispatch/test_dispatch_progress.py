@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from conftest import EvilStr
 from toolreg import ToolContext, ToolRegistry, current_context, is_tool_error, tool
 
 Report = tuple[float, "float | None", "str | None"]
@@ -182,3 +183,17 @@ def test_a_context_parameter_must_be_one_and_passable_by_name() -> None:
         tool(two, registry=reg)
     with pytest.raises(TypeError, match="'ctx' cannot take the ToolContext: it is positional"):
         tool(positional, registry=reg)
+
+
+def test_a_hostile_tool_name_gets_an_empty_scope_and_runs_none_of_its_methods() -> None:
+    """A model's name may be a str subclass (or no str): the scope keeps only a real str."""
+    reg = ToolRegistry()
+    seen: list[str] = []
+    reg.register("t", "ts", {}, lambda args: seen.append(current_context().tool) or "ok")
+    heard: list[tuple] = []
+    # Equal to "t", so it finds the tool; the scope names no tool rather than keep it.
+    assert reg.dispatch(EvilStr("t"), {}, progress=lambda *a: heard.append(a)) == "ok"
+    for name in (42, None):
+        assert is_tool_error(reg.dispatch(name, {}, progress=lambda *a: heard.append(a)))
+    assert reg.dispatch("t", {}, progress=lambda *a: heard.append(a)) == "ok"
+    assert seen == ["", "t"]

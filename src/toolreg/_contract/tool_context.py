@@ -68,10 +68,15 @@ _scope: ContextVar[CallScope | None] = ContextVar("toolreg_call_scope", default=
 
 @contextlib.contextmanager
 def call_scope(
-    tool: str, progress: ProgressCallback | None, call_id: str | None = None
+    tool: object, progress: ProgressCallback | None, call_id: str | None = None
 ) -> Iterator[None]:
-    """Bind a call's scope for the code run inside the block."""
-    token = _scope.set(CallScope(tool, progress, call_id))
+    """Bind a call's scope for the code run inside the block.
+
+    ``tool`` is the name the caller asked for, which a model may have sent as any
+    JSON value: only a real ``str`` is kept (no subclass's methods run), else "".
+    """
+    name = tool if type(tool) is str else ""
+    token = _scope.set(CallScope(name, progress, call_id))
     try:
         yield
     finally:

@@ -195,7 +195,7 @@ class Dispatcher:
     ) -> str | dict[str, Any]:
         # The scope is bound around the whole call (hooks too) and reaches the
         # handler's thread, a deadline's worker and an async handler's task.
-        with call_scope(name if type(name) is str else "", progress):
+        with call_scope(name, progress):
             return self.dispatch(name, args, **kwargs)
 
     def dispatch_call(
@@ -207,7 +207,7 @@ class Dispatcher:
     ) -> str | dict[str, Any]:
         """``dispatch`` of one call of a batch; ``call_id`` names it in traces and logs."""
         if progress is not None:
-            with call_scope(name if type(name) is str else "", progress, call_id):
+            with call_scope(name, progress, call_id):
                 return self.dispatch_call(name, args, call_id)
         if self._tracing is None:
             return self.dispatch(name, args)
@@ -296,7 +296,7 @@ class Dispatcher:
         # Every async call binds its scope: calls sharing one loop each run in a
         # task of their own, and the scope is what tells their contexts apart.
         try:
-            with call_scope(name if type(name) is str else "", progress, call_id):
+            with call_scope(name, progress, call_id):
                 if self._wrapped:
                     return await self._wrapped_adispatch(name, args, call_id, kwargs)
                 return await self._adispatch(name, args, kwargs)
