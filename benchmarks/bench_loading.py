@@ -163,8 +163,14 @@ if variant.startswith("toolreg"):
 else:
     target = toolreg.registry = PlainRegistry()
     count = lambda: len(target.tools)
+# Only the bench's packs load, as the toolreg variants' `enabled` list has it, so
+# packs installed beside them (a venv after `make demo`) are left out everywhere.
+ours = [f"toolreg_load{index:03d}" for index in range(packs)]
 if variant == "stevedore":
-    from stevedore import ExtensionManager
+    from stevedore import NamedExtensionManager
+if variant == "pluggy":
+    from importlib.metadata import entry_points
+    others = {ep.name for ep in entry_points(group="toolreg.tools")} - set(ours)
 profiler = None
 if variant == "toolreg-profile":
     import cProfile
@@ -180,9 +186,11 @@ if variant == "floor":
 elif variant == "pluggy":
     pm = pluggy.PluginManager("toolreg")
     pm.add_hookspecs(hookspecs)
+    for name in others:
+        pm.set_blocked(name)
     pm.load_setuptools_entrypoints("toolreg.tools")
 elif variant == "stevedore":
-    ExtensionManager("toolreg.tools")
+    NamedExtensionManager("toolreg.tools", names=ours)
 else:
     load_plugins(config, target)
 elapsed, cpu = time.perf_counter_ns() - start, time.process_time_ns() - cpu
