@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import sys
+import types
 
 import pytest
 
@@ -457,3 +458,93 @@ def test_a_plain_functions_module_is_only_a_hint(reg, pack, module):
     reg.register("host_tool", "t", {}, host_handler)
     builtin = module == "toolreg.builtin_tools.fake"
     assert reg.get_owner("host_tool") == ("builtin" if builtin else "host")
+
+
+# -- built-in code on the stack ---------------------------------------------------
+#
+# With no pack involved, a write is the built-ins' when a built-in module's code
+# is anywhere on the stack, else the host's. The walk remembers frames it found
+# clear (they stay clear while they run); these try to make it remember wrongly.
+
+BUILTIN_CODE = """
+def call(fn, *args):
+    return fn(*args)
+"""
+
+
+def builtin_call():
+    """``call(fn, *args)``, run by code whose module is a built-in one (the walk reads that)."""
+    namespace = {"__name__": "toolreg.builtin_tools.on_stack"}
+    exec(compile(BUILTIN_CODE, "<builtin-on-stack>", "exec"), namespace)
+    return namespace["call"]
+
+
+def host_handler(args):
+    return "host"
+
+
+def register_via(reg, name):
+    return reg.register(name, "t", {}, host_handler)
+
+
+def writing_generator(reg):
+    while True:
+        reg.register((yield), "t", {}, host_handler)
+
+
+def generator_through_a_helper(reg):
+    while True:
+        register_via(reg, (yield))
+
+
+@types.coroutine
+def _pause():
+    return (yield)
+
+
+async def writing_coroutine(reg):
+    while True:
+        reg.register(await _pause(), "t", {}, host_handler)
+
+
+@pytest.fixture(params=["no pack bound", "a pack bound"])
+def host_reg(request, reg, pack):
+    if request.param == "a pack bound":  # the stack is walked for packs first
+        reg.register_plugin_override_policy("acme_pack", False, plugin_id="toolreg-acme")
+    return reg
+
+
+def test_builtin_code_anywhere_on_the_stack_makes_the_write_builtin(host_reg):
+    reg, call = host_reg, builtin_call()
+    for n in range(3):  # again and again from the same frames, which the walk remembers
+        register_via(reg, f"host_{n}")
+        call(reg.register, f"direct_{n}", "t", {}, host_handler)
+        call(register_via, reg, f"helper_{n}")
+        call(call, register_via, reg, f"deeper_{n}")
+        reg.register(f"here_{n}", "t", {}, host_handler)
+    owners = {name: reg.get_owner(name) for name in reg.get_all_tool_names()}
+    assert owners == {
+        name: ("host" if name.startswith(("host_", "here_")) else "builtin") for name in owners
+    }
+    # Built-in code reloading a host tool takes it over (one party): the owner is stored anew.
+    call(register_via, reg, "host_0")
+    assert reg.get_owner("host_0") == "builtin"
+    register_via(reg, "host_0")
+    assert reg.get_owner("host_0") == "host"
+
+
+@pytest.mark.parametrize(
+    "writer", [writing_generator, generator_through_a_helper, writing_coroutine]
+)
+def test_a_suspended_frame_resumed_under_builtin_code_is_walked_again(host_reg, writer):
+    # A generator's or coroutine's frame is the same object at each resume, but
+    # the stack under it is whoever resumed it: no walk may stop there.
+    reg, call = host_reg, builtin_call()
+    running = writer(reg)
+    running.send(None)
+    expected = {}
+    for n in range(3):
+        running.send(f"host_{n}")
+        call(running.send, f"builtin_{n}")
+        expected |= {f"host_{n}": "host", f"builtin_{n}": "builtin"}
+    assert {name: reg.get_owner(name) for name in expected} == expected

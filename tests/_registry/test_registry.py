@@ -129,6 +129,22 @@ def test_bad_tool_names_raise(reg, name):
         reg.register(name, "alpha", {}, ok)
 
 
+def test_a_str_subclass_cannot_pass_for_a_name_that_passed_before(reg):
+    # Names that passed are remembered; a subclass that hashes and compares
+    # equal to one is still checked for what it holds.
+    class Lookalike(str):
+        def __hash__(self) -> int:
+            return hash("good")
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    reg.register("good", "alpha", {}, ok)
+    with pytest.raises(ValueError, match="Invalid tool name"):
+        reg.register(Lookalike("bad name!"), "alpha", {}, ok)
+    assert reg.get_all_tool_names() == ["good"]
+
+
 def test_name_limits_accept_the_allowed_alphabet(reg):
     name = "A-z_0.9" + "x" * 121
     assert len(name) == 128

@@ -85,10 +85,13 @@ class ToolEntry:
         self.schema = schema
         self.handler = handler
         self.check_fn = check_fn
-        # A lone string is one variable's name, not a sequence of one-letter ones.
-        if isinstance(requires_env, str):
-            requires_env = (requires_env,)
-        self.requires_env = tuple(requires_env or ())
+        if requires_env is None:
+            self.requires_env = ()
+        elif isinstance(requires_env, str):
+            # A lone string is one variable's name, not a sequence of one-letter ones.
+            self.requires_env = (requires_env,)
+        else:
+            self.requires_env = tuple(requires_env)
         self.is_async = is_async
         self.description = description or schema.get("description", "") or ""
         self.emoji = emoji

@@ -25,6 +25,11 @@ EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 _PASSED: dict[int, dict[str, Any]] = {}
 _PASSED_LIMIT = 4096
 
+#: Names that passed, so a tool registered again skips the character scan. Only
+#: exact ``str`` is looked up: a subclass could claim to equal a name that passed.
+_NAMES_PASSED: set[str] = set()
+_NAMES_PASSED_LIMIT = 8192
+
 #: ``parameters`` that passed, by content: many tools built alike (a generated
 #: pack, an MCP server's list fetched again) check their shared shape once.
 #: The key is the marshal encoding, which exists only for plain dicts, lists,
@@ -40,8 +45,13 @@ _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> None:
     """Raise ValueError, naming the tool, when a registration is malformed."""
-    if type(name) is not str or not is_tool_name(name):
-        check_tool_name(name)  # the rule's own message; a str subclass takes the long way
+    if type(name) is not str or name not in _NAMES_PASSED:
+        if type(name) is not str or not is_tool_name(name):
+            check_tool_name(name)  # the rule's own message; a str subclass takes the long way
+        else:
+            if len(_NAMES_PASSED) >= _NAMES_PASSED_LIMIT:
+                _NAMES_PASSED.clear()
+            _NAMES_PASSED.add(name)
     if not isinstance(toolset, str) or not toolset:
         raise ValueError(f"Tool {name!r}: toolset must be a non-empty string, got {toolset!r}")
     if not callable(handler):

@@ -27,6 +27,7 @@ from .ownership import (
     Owner,
     PluginPolicy,
     PolicyBook,
+    builtin_handler,
     builtin_on_stack,
     handler_origins,
     is_builtin_module,
@@ -37,6 +38,9 @@ logger = logging.getLogger("toolreg.registry")
 _HOST = Owner(HOST_LABEL)
 _BUILTIN = Owner(BUILTIN_LABEL)
 _OWNERS_LIMIT = 1024
+# CO_GENERATOR, CO_COROUTINE and CO_ASYNC_GENERATOR (inspect's flags): code whose
+# frame is suspended and resumed, each time from whatever stack resumes it.
+_RESUMABLE = 0x20 | 0x80 | 0x200
 
 #: Returns the listener to tell of a refusal, or None once it is gone (a weak reference).
 RefusalListener = Callable[[], Callable[[Decision], None] | None]
@@ -67,6 +71,8 @@ class Callers:
         #: after loading (a hook's, at call time). Weak: a host may be dropped.
         self.refusal_listener: RefusalListener | None = None
         self._owners: dict[tuple[str, PluginPolicy | None], Owner] = {}
+        # The last clear stack's frames (see builtin_on_stack).
+        self._clear: tuple[FrameType | None, FrameType | None] = (None, None)
 
     def bind(
         self,
@@ -140,8 +146,40 @@ class Callers:
     def owner_for(
         self, toolset: str, handler: Handler, depth: int
     ) -> tuple[Owner, list[PluginPolicy]]:
-        """Work out who is registering, from the handler's code and the stack."""
-        return CallSite(self, depth).owner(toolset, handler)
+        """Work out who is registering, from the handler's code and the stack.
+
+        ``depth`` counts frames out from the code that asks: 0 is that code.
+        """
+        if self.policies.bound or self._acting.policy is not None:
+            return CallSite(self, depth + 1).owner(toolset, handler)
+        # No plugin bound and none acted for: host code, a built-in or an MCP
+        # server is writing, and no pack's files need looking up.
+        if toolset.startswith(MCP_PREFIX):
+            return self._owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX), None), []
+        frame = sys._getframe(depth + 1)
+        if builtin_handler(handler) or (
+            frame is not self._clear[0] and self.builtin_on_stack(frame)
+        ):
+            return _BUILTIN, []
+        return _HOST, []
+
+    def builtin_on_stack(self, frame: FrameType) -> bool:
+        """Whether a frame from ``frame`` outwards runs in a built-in module.
+
+        A stack found clear keeps its innermost frame and that frame's caller,
+        so the next walk from the same code (or from a helper the same loop
+        calls) stops there. A frame is kept only if it runs to its return:
+        while it runs, nothing outward of it changes. A generator's or
+        coroutine's frame is resumed from other stacks, so it is never kept.
+        """
+        if builtin_on_stack(frame, *self._clear):
+            return True
+        caller = frame.f_back
+        self._clear = (
+            None if frame.f_code.co_flags & _RESUMABLE else frame,
+            None if caller is None or caller.f_code.co_flags & _RESUMABLE else caller,
+        )
+        return False
 
     def _owner(self, label: str, policy: PluginPolicy | None) -> Owner:
         """One Owner per (label, policy), shared by all its tools: the table keeps one per tool."""
@@ -197,9 +235,8 @@ class CallSite:
         if toolset.startswith(MCP_PREFIX):
             label = MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX)
             return callers._owner(label, None), []
-        for module, _ in origins:
-            if is_builtin_module(module):
-                return _BUILTIN, []
+        if any(is_builtin_module(module) for module, _ in origins):
+            return _BUILTIN, []
         if self._builtin is None:
-            self._builtin = builtin_on_stack(self.first_frame)
+            self._builtin = callers.builtin_on_stack(self.first_frame)
         return (_BUILTIN if self._builtin else _HOST), []

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from .._contract.entry import ToolEntry
 
+_now = time.time
+
 Action = Literal["registered", "replaced", "overridden", "rejected", "deregistered", "restored"]
 
 
@@ -73,9 +75,8 @@ class DecisionLog:
     ) -> None:
         """Log the decision ``action`` about ``entry``; cheap, since every write does it."""
         self._seq = seq = self._seq + 1
-        now = time.time()
         self._items.append(
-            (seq, now, action, entry, owner, reason, previous, previous_owner, generation)
+            (seq, _now(), action, entry, owner, reason, previous, previous_owner, generation)
         )
 
     def record_many(

@@ -24,7 +24,7 @@ from .._contract.entry import (
 from .._contract.schema_checks import check_registration, check_result_limit
 from .callers import Callers, CallSite
 from .decisions import Action, DecisionLog
-from .gate import judge, judge_alias, judge_removal
+from .gate import Ruling, judge, judge_alias, judge_removal
 from .ownership import Owner, PluginPolicy
 from .table_state import ChangeListener, Row, TableState
 
@@ -105,10 +105,23 @@ class ToolTable:
             # stack, read once.
             site.refresh()
             owner, plugins = site.owner(entry.toolset, entry.handler)
-            return self._write(entry, options, override, owner, plugins)
-        owner, plugins = CallSite(self._callers, 2).owner(entry.toolset, entry.handler)
+            return self._stage(entry, options, override, owner, plugins)
+        owner, plugins = self._callers.owner_for(entry.toolset, entry.handler, 2)
         with self._lock:
-            return self._write(entry, options, override, owner, plugins)
+            if self._staged is not None:
+                return self._stage(entry, options, override, owner, plugins)
+            state = self._state
+            name = entry.name
+            existing, previous = state.live.get(name), state.owned.get(name)
+            alias_of = state.aliases.get(entry.toolset)
+            verdict = judge(entry, owner, plugins, override, existing, previous, alias_of)
+            action = verdict.action
+            if action is None or action == "overridden":
+                self._report(verdict, entry, owner, existing, previous)
+                if action is None:
+                    return None
+            state.put(entry, owner, options, action, existing, previous)
+            return entry
 
     def add_all(
         self, register: Callable[..., ToolEntry | None], specs: Iterable[Mapping[str, Any]]
@@ -131,7 +144,7 @@ class ToolTable:
             finally:
                 self._site = previous
 
-    def _write(
+    def _stage(
         self,
         entry: ToolEntry,
         options: ToolOptions,
@@ -139,16 +152,12 @@ class ToolTable:
         owner: Owner,
         plugins: list[PluginPolicy],
     ) -> ToolEntry | None:
-        """Judge and write (or stage, in a batch) one entry; caller holds the lock."""
+        """Judge one entry and stage it for the batch's swap; caller holds the lock."""
         action = self._admit(entry, owner, plugins, override)
         if action is None:
             return None
-        staged = self._staged
-        if staged is not None:
-            staged[entry.name] = (entry, owner, options)
-            self._staged_actions.setdefault(entry.name, action)
-        else:
-            self._state.put(entry, owner, options, action)
+        self._staged[entry.name] = (entry, owner, options)  # type: ignore[index]
+        self._staged_actions.setdefault(entry.name, action)
         return entry
 
     @contextlib.contextmanager
@@ -180,18 +189,35 @@ class ToolTable:
             self._staged, self._staged_actions = {}, {}
             self._state.swap(staged, (), None, actions)
 
+    def _standing(self, name: str) -> tuple[ToolEntry | None, Owner | None]:
+        """The entry and owner a write of ``name`` meets: the batch's so far, else the table's."""
+        staged = self._staged.get(name) if self._staged else None
+        if staged is not None:
+            return staged[0], staged[1]
+        return self._state.live.get(name), self._state.owned.get(name)
+
     def _admit(
         self, entry: ToolEntry, owner: Owner, plugins: list[PluginPolicy], override: bool
     ) -> Action | None:
-        """Apply the conflict rules; None means rejected (logged and recorded)."""
-        staged = self._staged.get(entry.name) if self._staged else None
-        if staged is not None:
-            existing, previous, _ = staged
-        else:
-            existing = self._state.live.get(entry.name)
-            previous = self._state.owned.get(entry.name)
+        """Apply the conflict rules to ``entry`` meeting what stands under its name.
+
+        None means rejected (logged and recorded).
+        """
+        existing, previous = self._standing(entry.name)
         alias_of = self._state.aliases.get(entry.toolset)
         verdict = judge(entry, owner, plugins, override, existing, previous, alias_of)
+        self._report(verdict, entry, owner, existing, previous)
+        return verdict.action
+
+    def _report(
+        self,
+        verdict: Ruling,
+        entry: ToolEntry,
+        owner: Owner,
+        existing: ToolEntry | None,
+        previous: Owner | None,
+    ) -> None:
+        """Log a rejection (recorded; PermissionError when refused) or an override."""
         if verdict.action is None:
             kind = "REFUSED" if verdict.refuse else "REJECTED"
             logger.error("Tool registration %s: %s", kind, verdict.reason)
@@ -207,7 +233,6 @@ class ToolTable:
                 entry.toolset,
                 owner.label,
             )
-        return verdict.action
 
     def deregister(self, name: str) -> bool:
         """Remove a tool; returns whether it existed.

@@ -74,34 +74,47 @@ class TableState:
 
     # -- one tool, in place ----------------------------------------------------
 
-    def put(self, entry: ToolEntry, owner: Owner, options: ToolOptions, action: Action) -> None:
-        """Write one admitted entry in place and record it."""
-        name = entry.name
-        old = self.live.get(name)
-        old_owner = self.owned.get(name)
+    def put(
+        self,
+        entry: ToolEntry,
+        owner: Owner,
+        options: ToolOptions,
+        action: Action,
+        old: ToolEntry | None,
+        old_owner: Owner | None,
+    ) -> None:
+        """Write one admitted entry in place of ``old`` (owned by ``old_owner``) and record it."""
+        name, toolset = entry.name, entry.toolset
         verb: Action = action
+        before = None
+        joins = True  # the name is not yet among its toolset's
         if old is not None and old_owner is not None:
+            before = old_owner.label
             if verb == "registered":
                 verb = "replaced"
             elif verb == "overridden":
                 row = (old, old_owner, self.options.get(name, DEFAULT_OPTIONS))
                 self.history.record(name, row, owner.label)
-            if old.toolset != entry.toolset:
+            if old.toolset != toolset:
                 self._leave(old.toolset, name)
-        self.owned[name] = owner
+            else:
+                joins = False
+        if old_owner is not owner:
+            self.owned[name] = owner
         if options is not DEFAULT_OPTIONS or self.options:
             self._set_options(self.options, name, options)
         self.live[name] = entry
-        members = self.toolsets.get(entry.toolset)
-        if members is None:
-            self.toolsets[entry.toolset] = {name: None}
-        else:
-            members[name] = None
-        self.generation += 1
-        before = old_owner.label if old_owner is not None else None
-        self._log.record(verb, entry, owner.label, "", old, before, self.generation)
-        if self.listener is not None:
-            self.listener((name,), self.generation)
+        if joins:
+            members = self.toolsets.get(toolset)
+            if members is None:
+                self.toolsets[toolset] = {name: None}
+            else:
+                members[name] = None
+        self.generation = generation = self.generation + 1
+        self._log.record(verb, entry, owner.label, "", old, before, generation)
+        listener = self.listener
+        if listener is not None:
+            listener((name,), generation)
 
     def drop(self, name: str) -> None:
         """Remove one tool in place and record it."""

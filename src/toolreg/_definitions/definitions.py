@@ -164,13 +164,15 @@ class Definitions:
         and takes no lock of its own. Afterwards nothing here holds an entry
         that left the table (``_keep`` checks again after it stores).
         """
-        for cache in self._built.values():  # copied on write: never resized under us
-            for name in names:
-                cache.pop(name, None)
+        built = self._built
+        if built:
+            for cache in built.values():  # copied on write: never resized under us
+                for name in names:
+                    cache.pop(name, None)
         if self._memo:
             self._memo.clear()  # every memo is of an older generation now
-        self._written += 1
-        self._writes.append((self._written, generation, names))
+        self._written = written = self._written + 1
+        self._writes.append((written, generation, names))
 
     def _patch_layouts(self) -> None:
         """Bring the kept layouts up to the table for the writes since; caller holds the lock.

@@ -40,6 +40,10 @@ from .._core.toolset_report import AvailabilityView
 from .._definitions.definitions import Definitions
 from .dispatch_parts import DispatchParts
 
+# register makes each entry as the class its fields need, filled by one call with
+# its arguments in order (not ToolEntry(...) by name); toolsets share interned strings.
+_new, _fill, _intern = object.__new__, ToolEntry.__init__, sys.intern
+
 if TYPE_CHECKING:
     from .._definitions.definition_api import GetDefinition, GetDefinitions, GetDefinitionsJson
     from .._dispatch.dispatch import Dispatcher, DispatchHooks
@@ -82,8 +86,11 @@ class ToolRegistry:
         # Under the writer lock, after the write is visible. A bulk write
         # swaps in a new dict: get_entry follows it. A dispatcher not yet
         # published has no plans: the first it makes reads the table as it is now.
-        self.get_entry = self._table.live.get  # type: ignore[method-assign]
-        self._dispatch.forget(names)
+        live = self._table.live
+        if self.get_entry.__self__ is not live:  # type: ignore[attr-defined]
+            self.get_entry = live.get  # type: ignore[method-assign]
+        if self._dispatch.made is not None:
+            self._dispatch.forget(names)
         self._definitions.forget(names, generation)
 
     @property
@@ -190,27 +197,19 @@ class ToolRegistry:
         if max_result_size_chars is not None:
             check_result_limit(name, max_result_size_chars)
         # Tools of one toolset share one string, however each call spelt it.
-        toolset = sys.intern(str.__str__(toolset))
+        toolset = _intern(toolset if type(toolset) is str else str.__str__(toolset))
         if validate is True and timeout is None:
             options = DEFAULT_OPTIONS
         else:
             options = make_options(name, validate, timeout)
-        entry = blank_entry(annotations, output_schema)
-        entry.__init__(  # type: ignore[misc]
-            name,
-            toolset,
-            schema,
-            handler,
-            check_fn,
-            requires_env,
-            is_async,
-            description,
-            emoji,
-            max_result_size_chars,
-            dynamic_schema_overrides,
-            annotations,
-            output_schema,
-        )
+        if annotations is None and output_schema is None:
+            entry = _new(ToolEntry)
+        else:
+            entry = blank_entry(annotations, output_schema)
+        # fmt: off
+        _fill(entry, name, toolset, schema, handler, check_fn, requires_env, is_async, description,
+              emoji, max_result_size_chars, dynamic_schema_overrides, annotations, output_schema)
+        # fmt: on
         return self._table.add(entry, options, override)
 
     def batch(self) -> contextlib.AbstractContextManager[None]:
