@@ -7,6 +7,7 @@ as the loader binds one; the registry under test is handed to its functions.
 from __future__ import annotations
 
 import textwrap
+import threading
 
 import pytest
 from test_ownership import PACK as OWNERSHIP_PACK
@@ -129,6 +130,44 @@ def test_acting_for_owns_and_judges_as_that_pack(builtin):
     reg.register("after", "host", schema("after"), lambda args: "x")
     assert reg.get_owner("after") == "host", "acting_for ends with its block"
     assert reg.remove_owner("toolreg-isolated") == ["iso_tool"]
+
+
+def test_acting_for_is_per_thread_and_ends_with_its_block(builtin):
+    # A write with no pack bound skips reading its thread's acting_for unless
+    # some block is open somewhere: an open one must never be missed.
+    reg = builtin
+    policy = PluginPolicy("isolated_pack", False, "toolreg-isolated")
+    inside, written = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def act() -> None:
+        try:
+            with reg.acting_for(policy):
+                reg.register("early", "iso", schema("early"), lambda args: "x")
+                inside.set()
+                assert written.wait(60)
+                reg.register("late", "iso", schema("late"), lambda args: "x")
+        except BaseException as exc:  # reported by the test's own thread
+            failures.append(exc)
+            inside.set()
+
+    thread = threading.Thread(target=act)
+    thread.start()
+    assert inside.wait(60)
+    reg.register("meanwhile", "host", schema("meanwhile"), lambda args: "x")
+    written.set()
+    thread.join()
+    assert not failures
+    with pytest.raises(RuntimeError), reg.acting_for(policy):
+        raise RuntimeError("the block fails")
+    reg.register("after", "host", schema("after"), lambda args: "x")
+    owners = {name: reg.get_owner(name) for name in ("early", "late", "meanwhile", "after")}
+    assert owners == {
+        "early": "toolreg-isolated",
+        "late": "toolreg-isolated",
+        "meanwhile": "host",
+        "after": "host",
+    }
 
 
 def test_a_pack_may_not_act_for_another(reg, pack):

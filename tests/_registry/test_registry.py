@@ -220,6 +220,22 @@ def test_decision_log_is_bounded():
     assert "replaced" not in decisions[-1].to_dict()
 
 
+def test_a_batch_bigger_than_the_decision_log_keeps_its_newest_and_counts_all():
+    reg = ToolRegistry(decision_log_size=3)
+    reg.register("t0", "alpha", {}, ok)
+    reg.register_many(
+        {"name": f"t{i}", "toolset": "alpha", "schema": {}, "handler": ok} for i in range(8)
+    )
+    decisions = reg.decisions()
+    assert [(d.tool, d.action, d.seq) for d in decisions] == [
+        ("t5", "registered", 7),
+        ("t6", "registered", 8),
+        ("t7", "registered", 9),
+    ]
+    assert reg.last_decision_seq == 9
+    assert [d.tool for d in reg.decisions(since=7)] == ["t6", "t7"]
+
+
 def entries(toolset: str, *names: str) -> list[ToolEntry]:
     return [ToolEntry(name=n, toolset=toolset, schema=schema(n), handler=ok) for n in names]
 

@@ -13,11 +13,11 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from types import FrameType
+from types import FrameType, FunctionType
 from typing import NoReturn
 
 from .._contract.entry import Handler
-from .._contract.names import MCP_PREFIX
+from .._contract.names import BUILTIN_NAMESPACE, MCP_PREFIX
 from .decisions import Decision, DecisionLog
 from .gate import judge_host_action
 from .ownership import (
@@ -30,7 +30,6 @@ from .ownership import (
     builtin_handler,
     builtin_on_stack,
     handler_origins,
-    is_builtin_module,
 )
 
 logger = logging.getLogger("toolreg.registry")
@@ -38,6 +37,7 @@ logger = logging.getLogger("toolreg.registry")
 _HOST = Owner(HOST_LABEL)
 _BUILTIN = Owner(BUILTIN_LABEL)
 _OWNERS_LIMIT = 1024
+_getframe = sys._getframe
 # CO_GENERATOR, CO_COROUTINE and CO_ASYNC_GENERATOR (inspect's flags): code whose
 # frame is suspended and resumed, each time from whatever stack resumes it.
 _RESUMABLE = 0x20 | 0x80 | 0x200
@@ -67,6 +67,9 @@ class Callers:
         # Set by host code registering on a pack's behalf (a process-isolated
         # pack's tools); per thread, so no other thread's writes are affected.
         self._acting = _Acting()
+        # How many acting_for blocks are open, on any thread: while none is, a
+        # write need not read its thread's.
+        self._acting_now = 0
         #: Told of every refusal, so a plugin report can show ones that come
         #: after loading (a hook's, at call time). Weak: a host may be dropped.
         self.refusal_listener: RefusalListener | None = None
@@ -100,12 +103,16 @@ class Callers:
     def acting_for(self, policy: PluginPolicy) -> Iterator[None]:
         """Host code writing on a plugin's behalf: its writes pass that plugin's gate."""
         self.require_host(f"act for plugin {policy.plugin_id!r}")
+        with self._lock:  # counted exactly: a lost count would judge a write as the host's
+            self._acting_now += 1
         previous = self._acting.policy
         self._acting.policy = policy
         try:
             yield
         finally:
             self._acting.policy = previous
+            with self._lock:
+                self._acting_now -= 1
 
     def current(self) -> list[PluginPolicy]:
         """The plugins whose code is on the stack (or on whose behalf the host acts).
@@ -150,16 +157,21 @@ class Callers:
 
         ``depth`` counts frames out from the code that asks: 0 is that code.
         """
-        if self.policies.bound or self._acting.policy is not None:
+        if self.policies.bound or self._acting_now:
             return CallSite(self, depth + 1).owner(toolset, handler)
         # No plugin bound and none acted for: host code, a built-in or an MCP
         # server is writing, and no pack's files need looking up.
         if toolset.startswith(MCP_PREFIX):
             return self._owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX), None), []
-        frame = sys._getframe(depth + 1)
-        if builtin_handler(handler) or (
-            frame is not self._clear[0] and self.builtin_on_stack(frame)
-        ):
+        maybe_builtin = True
+        if type(handler) is FunctionType and not handler.__dict__:
+            # Most writes are a plain function's, whose module rules most out at once.
+            module = handler.__module__
+            maybe_builtin = isinstance(module, str) and module.startswith(BUILTIN_NAMESPACE)
+        if maybe_builtin and builtin_handler(handler):
+            return _BUILTIN, []
+        frame = _getframe(depth + 1)
+        if frame is not self._clear[0] and self.builtin_on_stack(frame):
             return _BUILTIN, []
         return _HOST, []
 
@@ -167,18 +179,24 @@ class Callers:
         """Whether a frame from ``frame`` outwards runs in a built-in module.
 
         A stack found clear keeps its innermost frame and that frame's caller,
-        so the next walk from the same code (or from a helper the same loop
-        calls) stops there. A frame is kept only if it runs to its return:
-        while it runs, nothing outward of it changes. A generator's or
-        coroutine's frame is resumed from other stacks, so it is never kept.
+        so the next walk from the same code stops there at once. A frame is
+        kept only if it runs to its return: while it runs, nothing outward of
+        it changes. A generator's or coroutine's frame is resumed from other
+        stacks, so it is never kept.
         """
-        if builtin_on_stack(frame, *self._clear):
+        clear, clear_too = self._clear
+        if builtin_on_stack(frame, clear, clear_too):
             return True
         caller = frame.f_back
-        self._clear = (
-            None if frame.f_code.co_flags & _RESUMABLE else frame,
-            None if caller is None or caller.f_code.co_flags & _RESUMABLE else caller,
-        )
+        if caller is not None and (caller is clear or caller is clear_too):
+            # A fresh frame over a kept one (a helper the same loop calls each
+            # time): keep only that one, not a frame that is about to return.
+            self._clear = (caller, caller)
+        else:
+            self._clear = (
+                None if frame.f_code.co_flags & _RESUMABLE else frame,
+                None if caller is None or caller.f_code.co_flags & _RESUMABLE else caller,
+            )
         return False
 
     def _owner(self, label: str, policy: PluginPolicy | None) -> Owner:
@@ -195,10 +213,10 @@ class Callers:
 class CallSite:
     """Whose code is on a writer's stack, read once for one write or a whole batch.
 
-    A batch's registrations share the stack, so it is walked once; each
-    handler's own code, the plugin the host acts for, and (after
-    :meth:`refresh`) the bound policies are read per write. Lives for one
-    call: it holds a frame.
+    A batch's registrations share the stack, so it is walked once (again only
+    if policies were bound or unbound meanwhile); each handler's own code, the
+    plugin the host acts for and the bound policies are read per write. Lives
+    for one call: it holds a frame.
     """
 
     __slots__ = ("_callers", "first_frame", "_bound", "_plugins", "_builtin")
@@ -213,20 +231,19 @@ class CallSite:
         self._plugins = book.involved(self.first_frame) if self._bound else []
         self._builtin: bool | None = None  # walked for only when no plugin is involved
 
-    def refresh(self) -> None:
-        """Read the stack again if policies were bound or unbound since it was read."""
-        book = self._callers.policies
+    def owner(self, toolset: str, handler: Handler) -> tuple[Owner, list[PluginPolicy]]:
+        """Who registers ``handler`` into ``toolset`` from this stack.
+
+        The stack is read again if policies were bound or unbound since it was read.
+        """
+        callers = self._callers
+        book = callers.policies
         if book.bound is not self._bound:
             self._bound = book.bound
             self._plugins = book.involved(self.first_frame)
-
-    def owner(self, toolset: str, handler: Handler) -> tuple[Owner, list[PluginPolicy]]:
-        """Who registers ``handler`` into ``toolset`` from this stack."""
-        callers = self._callers
-        origins = handler_origins(handler)
         plugins = self._plugins
         if self._bound:
-            plugins = callers.policies.with_files(plugins, origins)
+            plugins = callers.policies.with_files(plugins, handler_origins(handler))
         acting = callers._acting.policy
         if acting is not None:
             return callers._owner(acting.plugin_id, acting), [acting, *plugins]
@@ -235,7 +252,7 @@ class CallSite:
         if toolset.startswith(MCP_PREFIX):
             label = MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX)
             return callers._owner(label, None), []
-        if any(is_builtin_module(module) for module, _ in origins):
+        if builtin_handler(handler):
             return _BUILTIN, []
         if self._builtin is None:
             self._builtin = callers.builtin_on_stack(self.first_frame)

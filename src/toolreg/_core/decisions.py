@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -81,12 +81,17 @@ class DecisionLog:
 
     def record_many(
         self,
-        decisions: Iterable[tuple[Action, ToolEntry, str, ToolEntry | None, str | None]],
+        decisions: Sequence[tuple[Action, ToolEntry, str, ToolEntry | None, str | None]],
         generation: int,
     ) -> None:
         """``record`` for each (action, entry, owner, previous, previous owner) of one write."""
         now = time.time()
         seq = self._seq
+        kept = self._items.maxlen
+        if kept is not None and len(decisions) > kept:
+            # Only the newest fit: the rest would be pushed out as they came in.
+            seq += len(decisions) - kept
+            decisions = decisions[-kept:]
         append = self._items.append
         for action, entry, owner, previous, previous_owner in decisions:
             seq += 1

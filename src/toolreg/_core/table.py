@@ -103,7 +103,6 @@ class ToolTable:
         if site is not None and site.first_frame is sys._getframe(2):
             # register called by add_all's own loop, which holds the lock: its
             # stack, read once.
-            site.refresh()
             owner, plugins = site.owner(entry.toolset, entry.handler)
             return self._stage(entry, options, override, owner, plugins)
         owner, plugins = self._callers.owner_for(entry.toolset, entry.handler, 2)
@@ -189,25 +188,24 @@ class ToolTable:
             self._staged, self._staged_actions = {}, {}
             self._state.swap(staged, (), None, actions)
 
-    def _standing(self, name: str) -> tuple[ToolEntry | None, Owner | None]:
-        """The entry and owner a write of ``name`` meets: the batch's so far, else the table's."""
-        staged = self._staged.get(name) if self._staged else None
-        if staged is not None:
-            return staged[0], staged[1]
-        return self._state.live.get(name), self._state.owned.get(name)
-
     def _admit(
         self, entry: ToolEntry, owner: Owner, plugins: list[PluginPolicy], override: bool
     ) -> Action | None:
-        """Apply the conflict rules to ``entry`` meeting what stands under its name.
-
-        None means rejected (logged and recorded).
+        """Apply the conflict rules to ``entry`` meeting what stands under its name (the
+        batch's so far, else the table's). None means rejected (logged and recorded).
         """
-        existing, previous = self._standing(entry.name)
+        name = entry.name
+        staged = self._staged.get(name) if self._staged else None
+        if staged is not None:
+            existing, previous = staged[0], staged[1]
+        else:
+            existing, previous = self._state.live.get(name), self._state.owned.get(name)
         alias_of = self._state.aliases.get(entry.toolset)
         verdict = judge(entry, owner, plugins, override, existing, previous, alias_of)
-        self._report(verdict, entry, owner, existing, previous)
-        return verdict.action
+        action = verdict.action
+        if action is None or action == "overridden":
+            self._report(verdict, entry, owner, existing, previous)
+        return action
 
     def _report(
         self,

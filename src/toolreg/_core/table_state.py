@@ -21,9 +21,9 @@ from .ownership import Owner
 
 #: One row of the table, the unit of a write.
 Row = tuple[ToolEntry, Owner, ToolOptions]
-#: Told the names a write changed and the generation it made, after it is
-#: visible and before the lock is let go.
-ChangeListener = Callable[[Iterable[str], int], None]
+#: Told the names a write changed, the generation it made and the dict readers
+#: now read, after it is visible and before the lock is let go.
+ChangeListener = Callable[[Iterable[str], int, dict[str, ToolEntry]], None]
 
 
 class TableState:
@@ -114,7 +114,7 @@ class TableState:
         self._log.record(verb, entry, owner.label, "", old, before, generation)
         listener = self.listener
         if listener is not None:
-            listener((name,), generation)
+            listener((name,), generation, self.live)
 
     def drop(self, name: str) -> None:
         """Remove one tool in place and record it."""
@@ -125,7 +125,7 @@ class TableState:
         self.generation += 1
         self._log.record("deregistered", old, owner.label, "", None, None, self.generation)
         if self.listener is not None:
-            self.listener((name,), self.generation)
+            self.listener((name,), self.generation, self.live)
 
     def _leave(self, toolset: str, name: str) -> None:
         members = self.toolsets.get(toolset)
@@ -210,5 +210,5 @@ class TableState:
         self.live = tools
         self.generation += 1
         if self.listener is not None:
-            self.listener(set(removed) | added.keys(), self.generation)
+            self.listener(set(removed) | added.keys(), self.generation, tools)
         self._log.record_many(decisions, self.generation)

@@ -82,11 +82,12 @@ class ToolRegistry:
         for read in AvailabilityView.READS:  # annotated below, under "availability"
             setattr(self, read, getattr(view, read))
 
-    def _table_changed(self, names: Iterable[str], generation: int) -> None:
+    def _table_changed(
+        self, names: Iterable[str], generation: int, live: dict[str, ToolEntry]
+    ) -> None:
         # Under the writer lock, after the write is visible. A bulk write
         # swaps in a new dict: get_entry follows it. A dispatcher not yet
         # published has no plans: the first it makes reads the table as it is now.
-        live = self._table.live
         if self.get_entry.__self__ is not live:  # type: ignore[attr-defined]
             self.get_entry = live.get  # type: ignore[method-assign]
         if self._dispatch.made is not None:
