@@ -6,6 +6,7 @@ the discovery caches, as any earlier run would have, and the second is checked.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -63,18 +64,34 @@ NOT_FOR_LISTING = (
     *("toolreg._schemas.validation", "toolreg._schemas.simple_schemas"),
 )
 
+#: Dataclasses a listing may still define (each costs about half a millisecond to
+#: create): the host's decision log and plugin policies, and a loaded pack's outcome.
+LISTING_DATACLASSES = {"Decision", "PluginPolicy", "PluginOutcome"}
+
 SCRIPT = """
-import io, sys
+import dataclasses, io, json, sys
 from toolreg.cli import main
 sys.stdout, real = io.StringIO(), sys.stdout
 code = main(sys.argv[1:])
 sys.stdout = real
 assert code == 0, code
-print("\\n".join(sorted(sys.modules)))
+made = {
+    value.__qualname__
+    for name, module in list(sys.modules.items()) if name.startswith("toolreg")
+    for value in list(vars(module).values())
+    if isinstance(value, type) and dataclasses.is_dataclass(value)
+    and value.__module__.startswith("toolreg")  # public names report module toolreg
+}
+print(json.dumps({"modules": sorted(sys.modules), "dataclasses": sorted(made)}))
 """
 
 
 def loaded_by(tmp_path: Path, *argv: str) -> set[str]:
+    """The modules a command imports."""
+    return set(_run(tmp_path, *argv)["modules"])
+
+
+def _run(tmp_path: Path, *argv: str) -> dict[str, list[str]]:
     # No config anywhere: an empty working directory and config home. No installed
     # pack either ($TOOLREG_PLUGINS empty), so the figures hold in a venv where
     # `make demo` installed the example packs.
@@ -87,7 +104,7 @@ def loaded_by(tmp_path: Path, *argv: str) -> set[str]:
         out = subprocess.run(
             cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
         )
-    return set(out.stdout.split())
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
 def unwanted(loaded: set[str], names: tuple[str, ...]) -> set[str]:
@@ -98,6 +115,12 @@ def test_list_loads_no_config_reader_pluggy_validator_or_network_stack(tmp_path)
     loaded = loaded_by(tmp_path, "list", "--json")
     assert {"toolreg.builtin_tools.web_tools", "toolreg.builtin_tools.terminal_tool"} <= loaded
     assert not unwanted(loaded, NOT_FOR_LISTING)
+
+
+def test_list_defines_no_dataclass_but_the_known_few(tmp_path):
+    # The config, the pack records and the report are NamedTuples or plain classes.
+    made = set(_run(tmp_path, "list", "--json")["dataclasses"])
+    assert made <= LISTING_DATACLASSES
 
 
 def test_a_call_loads_what_its_tool_uses(tmp_path):

@@ -50,11 +50,22 @@ class PluginOutcome:
         }
 
 
-@dataclass
 class PluginReport:
     """Every plugin considered in a load, in load order."""
 
-    plugins: list[PluginOutcome] = field(default_factory=list)
+    # A plain class, not a dataclass: every start-up makes one, packs or not.
+    def __init__(self, plugins: list[PluginOutcome] | None = None) -> None:
+        self.plugins: list[PluginOutcome] = [] if plugins is None else plugins
+
+    def __repr__(self) -> str:
+        return f"PluginReport(plugins={self.plugins!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not PluginReport:
+            return NotImplemented
+        return self.plugins == other.plugins
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
 
     def __iter__(self) -> Iterator[PluginOutcome]:
         return iter(self.plugins)
