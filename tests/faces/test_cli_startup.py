@@ -55,10 +55,13 @@ OTHER_COMMANDS = tuple(
 #: Listing reads no arguments (no validator), runs no search, asks no time zone and
 #: opens no file by path (config discovery probes with os.path). It never dispatches:
 #: the dispatcher, its worker pools and their thread machinery, and the argument
-#: validator with its acceptors come with the first call.
+#: validator with its acceptors come with the first call. The built-ins' docstrings
+#: are plain text (their parameters are described in Annotated), so no docstring
+#: parser either.
 NOT_FOR_LISTING = (
     *NOT_WITHOUT_PACKS,
     *OTHER_COMMANDS,
+    "docstring_parser",
     *("fastjsonschema", "regex", "zoneinfo", "uuid", "decimal", "pathlib", "urllib.parse"),
     *("toolreg._dispatch", "concurrent.futures", "queue", "asyncio"),
     *("toolreg._schemas.validation", "toolreg._schemas.simple_schemas"),
