@@ -57,11 +57,11 @@ OTHER_COMMANDS = tuple(
 #: the dispatcher, its worker pools and their thread machinery, and the argument
 #: validator with its acceptors come with the first call. The built-ins' docstrings
 #: are plain text (their parameters are described in Annotated), so no docstring
-#: parser either.
+#: parser either; the parser's formatters ask the terminal's width without shutil.
 NOT_FOR_LISTING = (
     *NOT_WITHOUT_PACKS,
     *OTHER_COMMANDS,
-    "docstring_parser",
+    *("docstring_parser", "shutil"),
     *("fastjsonschema", "regex", "zoneinfo", "uuid", "decimal", "pathlib", "urllib.parse"),
     *("toolreg._dispatch", "concurrent.futures", "queue", "asyncio"),
     *("toolreg._schemas.validation", "toolreg._schemas.simple_schemas"),
