@@ -58,10 +58,11 @@ OTHER_COMMANDS = tuple(
 #: validator with its acceptors come with the first call. The built-ins' docstrings
 #: are plain text (their parameters are described in Annotated), so no docstring
 #: parser either; the parser's formatters ask the terminal's width without shutil.
+#: A progress report's number check and a config file's seconds load numbers and math.
 NOT_FOR_LISTING = (
     *NOT_WITHOUT_PACKS,
     *OTHER_COMMANDS,
-    *("docstring_parser", "shutil"),
+    *("docstring_parser", "shutil", "numbers", "math"),
     *("fastjsonschema", "regex", "zoneinfo", "uuid", "decimal", "pathlib", "urllib.parse"),
     *("toolreg._dispatch", "concurrent.futures", "queue", "asyncio"),
     *("toolreg._schemas.validation", "toolreg._schemas.simple_schemas"),

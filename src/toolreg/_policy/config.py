@@ -7,7 +7,6 @@ the file, the key and what was expected. Nothing is ever half-applied.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import stat
@@ -287,6 +286,8 @@ def _plugins(reader: Reader, data: dict[str, Any]) -> PluginsConfig:
 
 def _seconds_or_off(reader: Reader, data: dict[str, Any], key: str) -> float:
     """``plugins.<key>``: seconds >= 0 (0 turns the deadline off), 10 when absent."""
+    import math  # a C extension to load: only a config file that is read needs it
+
     timeout = data.get(key, 10.0)
     if (
         isinstance(timeout, bool)
