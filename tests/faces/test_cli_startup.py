@@ -6,12 +6,15 @@ the discovery caches, as any earlier run would have, and the second is checked.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
+
+from pack_cli import run
 
 #: Loaded on first use by whoever needs them: no command that loads no pack,
 #: reads no config file and calls no web or terminal tool needs any of them.
@@ -96,6 +99,11 @@ def loaded_by(tmp_path: Path, *argv: str) -> set[str]:
 
 
 def _run(tmp_path: Path, *argv: str) -> dict[str, list[str]]:
+    return json.loads(_output(tmp_path, SCRIPT, *argv))  # type: ignore[no-any-return]
+
+
+def _output(tmp_path: Path, script: str, *argv: str) -> str:
+    """What ``script`` prints, run with ``argv`` in a fresh interpreter, the second time."""
     # No config anywhere: an empty working directory and config home. No installed
     # pack either ($TOOLREG_PLUGINS empty), so the figures hold in a venv where
     # `make demo` installed the example packs.
@@ -103,12 +111,12 @@ def _run(tmp_path: Path, *argv: str) -> dict[str, list[str]]:
     env["TOOLREG_PLUGINS"] = ""
     env["XDG_CONFIG_HOME"] = str(tmp_path)
     env["TOOLREG_WORKSPACE"] = str(tmp_path)
-    cmd = [sys.executable, "-c", SCRIPT, *argv]
+    cmd = [sys.executable, "-c", script, *argv]
     for _ in range(2):
         out = subprocess.run(
             cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
         )
-    return json.loads(out.stdout)  # type: ignore[no-any-return]
+    return out.stdout
 
 
 def unwanted(loaded: set[str], names: tuple[str, ...]) -> set[str]:
@@ -132,3 +140,33 @@ def test_a_call_loads_what_its_tool_uses(tmp_path):
     # its time zone, its arguments checked, and the dispatcher that list never makes
     assert {"zoneinfo", "fastjsonschema", "toolreg._dispatch.dispatch"} <= loaded
     assert not unwanted(loaded, (*NOT_WITHOUT_PACKS, *OTHER_COMMANDS))
+
+
+#: The console script, with load and list wrapped to say whether the collector runs.
+GC_SCRIPT = """
+import gc, sys
+from toolreg.cli import _commands, run
+real_load, real_list = _commands.load, _commands.cmd_list
+def load(args):
+    print("load", gc.isenabled(), flush=True)
+    real_load(args)
+def cmd_list(args):
+    print("list", gc.isenabled(), gc.get_freeze_count() > 0, flush=True)
+    return real_list(args)
+_commands.load, _commands.cmd_list = load, cmd_list
+sys.argv = ["toolreg", *sys.argv[1:]]
+run()
+"""
+
+
+def test_the_console_script_loads_with_the_collector_paused_and_runs_with_it_on(tmp_path):
+    out = _output(tmp_path, GC_SCRIPT, "list").splitlines()
+    # paused while loading; the command itself runs with it on, start-up's objects frozen
+    assert out[:2] == ["load False", "list True True"]
+    assert "read_file" in "\n".join(out[2:])
+
+
+def test_main_in_process_leaves_the_collector_alone(capsys):
+    frozen = gc.get_freeze_count()
+    assert run(capsys, "list", "--json")[0] == 0
+    assert gc.isenabled() and gc.get_freeze_count() == frozen

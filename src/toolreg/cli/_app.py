@@ -18,6 +18,7 @@ from importlib import import_module
 
 from toolreg import stop_mcp
 
+from . import _gc_pause
 from ._errors import EXIT_FAILURE, CliError
 from ._help import Epilog, HelpFormatter, Parser
 from ._logs import cli_logging
@@ -258,6 +259,7 @@ def _run(args: argparse.Namespace) -> int:
         from ._commands import load
 
         load(args)
+    _gc_pause.resume()  # start-up is over: the command collects its own garbage
     return run(args)  # type: ignore[no-any-return]
 
 
