@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .._core.decisions import Decision
 
 Status = Literal["loaded", "disabled", "incompatible", "refused", "failed"]
 
@@ -93,3 +96,19 @@ class PluginReport:
 
     def to_json(self, **dumps_kwargs: Any) -> str:
         return json.dumps(self.to_list(), **dumps_kwargs)
+
+
+def summarise(outcome: PluginOutcome, decisions: Iterable[Decision]) -> None:
+    """Fill in what the plugin won and lost, from the registry's decisions while it loaded."""
+    for decision in decisions:
+        if decision.owner != outcome.id:
+            continue
+        if decision.action in ("registered", "replaced"):
+            outcome.tools_added.append(decision.tool)
+        elif decision.action == "overridden":
+            outcome.tools_added.append(decision.tool)
+            outcome.tools_overridden.append(decision.tool)
+        elif decision.action == "rejected":
+            outcome.refused.append({"tool": decision.tool, "reason": decision.reason})
+    outcome.tools_added = sorted(set(outcome.tools_added))
+    outcome.tools_overridden = sorted(set(outcome.tools_overridden))
