@@ -133,11 +133,26 @@ def write_config(root: str) -> str:
     return path
 
 
-# One sample: argv is site, variant, config, packs. Prints the wall and CPU
-# nanoseconds of the loading, the tools registered and (toolreg) the pack scans.
+# The entry-point names of the other packs installed beside the bench's (a venv
+# after `make demo` has the example packs), one per line. Asked once, in a child
+# of its own: asking in a pluggy sample, even untimed, would fill the caches of
+# importlib.metadata (each path folder's listing, the regexes) that its timed
+# scan reads, and time a scan half done.
+OTHERS_CHILD = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from importlib.metadata import entry_points
+ours = {f"toolreg_load{index:03d}" for index in range(int(sys.argv[2]))}
+print("\\n".join(sorted({ep.name for ep in entry_points(group="toolreg.tools")} - ours)))
+"""
+
+# One sample: argv is site, variant, config, packs, the others' names (comma-
+# separated). Prints the wall and CPU nanoseconds of the loading, the tools
+# registered and (toolreg) the pack scans.
 CHILD = """
 import importlib, os, sys, time
 site, variant, config_path, packs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+others = set(filter(None, sys.argv[5].split(",")))
 sys.path.insert(0, site)
 import pluggy
 import toolreg
@@ -168,15 +183,12 @@ else:
 ours = [f"toolreg_load{index:03d}" for index in range(packs)]
 if variant == "stevedore":
     from stevedore import NamedExtensionManager
-if variant == "pluggy":
-    from importlib.metadata import entry_points
-    others = {ep.name for ep in entry_points(group="toolreg.tools")} - set(ours)
 profiler = None
 if variant == "toolreg-profile":
     import cProfile
-    from toolreg._loaders import plugins
+    from toolreg._loaders import import_guard
     # cProfile sees one thread: the imports run on this one, without their deadline.
-    plugins.import_with_deadline = lambda timeout, load, target: load(target)
+    import_guard.import_with_deadline = lambda timeout, load, target: load(target)
     profiler = cProfile.Profile(time.thread_time)  # CPU time: steadier on a busy machine
     profiler.enable()
 start, cpu = time.perf_counter_ns(), time.process_time_ns()
@@ -229,8 +241,15 @@ class Sample:
     stderr: str
 
 
-def run_child(site: str, root: str, config: str, variant: str) -> Sample:
-    cmd = [sys.executable, "-c", CHILD, site, variant, config, str(PACKS)]
+def other_packs(site: str, root: str) -> str:
+    """The other installed packs' entry-point names, comma-separated, for pluggy to block."""
+    cmd = [sys.executable, "-c", OTHERS_CHILD, site, str(PACKS)]
+    out = subprocess.run(cmd, env=child_env(root), capture_output=True, text=True, check=True)
+    return ",".join(out.stdout.split())
+
+
+def run_child(site: str, root: str, config: str, variant: str, others: str) -> Sample:
+    cmd = [sys.executable, "-c", CHILD, site, variant, config, str(PACKS), others]
     out = subprocess.run(cmd, env=child_env(root), capture_output=True, text=True, check=True)
     wall, cpu, tools, scans = out.stdout.split()[-4:]
     return Sample(float(wall), float(cpu), int(tools), int(scans), out.stderr)
@@ -239,14 +258,15 @@ def run_child(site: str, root: str, config: str, variant: str) -> Sample:
 def bench_loading(site: str, root: str, config: str, cfg: Config) -> list[Result]:
     variants = [v for v in VARIANTS if v != "stevedore" or has_stevedore()]
     expected = PACKS * TOOLS_PER_PACK
+    others = other_packs(site, root)
     for variant in variants:  # warm-up: bytecode, page cache, the discovery caches
-        tools = run_child(site, root, config, variant).tools
+        tools = run_child(site, root, config, variant, others).tools
         if tools != expected:
             raise RuntimeError(f"{variant} registered {tools} tools, not {expected}")
     samples: dict[str, list[Sample]] = {v: [] for v in variants}
     for _ in range(cfg.samples):  # interleaved: a noisy moment hits every variant
         for variant in variants:
-            samples[variant].append(run_child(site, root, config, variant))
+            samples[variant].append(run_child(site, root, config, variant, others))
     if any(sample.scans for sample in samples["toolreg"]):
         raise RuntimeError("toolreg scanned the metadata: its pack cache was not used")
     wall = {v: statistics.median(s.wall_ns for s in samples[v]) for v in variants}
@@ -287,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         site, config = make_site(root), write_config(root)
         run_case(results, "loading", lambda: bench_loading(site, root, config, cfg))
         if args.profile:
-            print(run_child(site, root, config, "toolreg-profile").stderr)
+            print(run_child(site, root, config, "toolreg-profile", "").stderr)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     report(results, args, cfg, started)

@@ -15,7 +15,6 @@ script reports; the exit code is always 0. See benchmarks/README.md.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import platform
 import sys
@@ -24,7 +23,7 @@ import time
 import tracemalloc
 from typing import Any
 
-from harness import FULL, QUICK, Config, Result, print_table, run_case, time_statements, write_json
+from harness import QUICK, Config, Result, parse_run, report, run_case, time_statements
 
 from toolreg import ToolRegistry
 
@@ -144,15 +143,14 @@ def _reader_rate(registry: ToolRegistry, names: list[str], seconds: float, write
     threads = _readers(registry, names, stop, counts)
     for thread in threads:
         thread.start()
-    writes, start = 0, time.perf_counter()
     schemas = [schema(n) for n in names]
-    while time.perf_counter() - start < seconds:
-        if write:
-            k = writes % TOOLS
-            registry.register(names[k], f"set{k // 100}", schemas[k], handler)
-            writes += 1
-        else:
-            time.sleep(0.001)
+    writes, start = 0, time.perf_counter()
+    if not write:
+        time.sleep(seconds)  # the GIL is the readers' alone
+    while write and time.perf_counter() - start < seconds:
+        k = writes % TOOLS
+        registry.register(names[k], f"set{k // 100}", schemas[k], handler)
+        writes += 1
     elapsed = time.perf_counter() - start
     stop.set()
     for thread in threads:
@@ -162,9 +160,16 @@ def _reader_rate(registry: ToolRegistry, names: list[str], seconds: float, write
 
 def bench_contention(cfg: Config, floor: float) -> list[Result]:
     registry, names, _ = filled(TOOLS)
-    seconds = 0.5 if cfg is QUICK else 2.0
-    solo, _ = _reader_rate(registry, names, seconds, write=False)
-    shared, writes = _reader_rate(registry, names, seconds, write=True)
+    # The first dispatch makes the dispatcher: both runs' readers then hold its own method.
+    registry.dispatch(names[0], {"path": "x"})
+    seconds = 0.5 if cfg is QUICK else 1.0
+    # Alone and with the writer take turns, best of each: a busy moment on a
+    # shared machine then lowers one sample, not one side of the ratio.
+    solo = shared = writes = 0.0
+    for _ in range(1 if cfg is QUICK else 3):
+        solo = max(solo, _reader_rate(registry, names, seconds, write=False)[0])
+        rates = _reader_rate(registry, names, seconds, write=True)
+        shared, writes = max(shared, rates[0]), max(writes, rates[1])
     return [
         Result(
             "writer among 8 reading threads (time per write)",
@@ -181,6 +186,10 @@ def bench_contention(cfg: Config, floor: float) -> list[Result]:
             note=f"readers keep {shared / solo:.2f}x of their solo rate (target >= 0.8x)",
         ),
     ]
+
+
+#: Bytes per registered tool; the reference registry takes 255 B.
+MEMORY_TARGET = 300
 
 
 def memory_per_tool(count: int = 10_000) -> float:
@@ -200,27 +209,22 @@ def memory_per_tool(count: int = 10_000) -> float:
     return used / count
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke run")
-    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
-    options = parser.parse_args()
-    cfg = QUICK if options.quick else FULL
+def main(argv: list[str] | None = None) -> None:
+    started = time.perf_counter()
+    args, cfg = parse_run(__doc__.splitlines()[0], argv)
     print(f"Python {sys.version.split()[0]} on {platform.platform()}", file=sys.stderr)
     floor = floor_ns(cfg)
     results: list[Result] = []
     run_case(results, "register", lambda: bench_register(cfg, floor))
     run_case(results, "fill", lambda: bench_fill(cfg, floor))
     run_case(results, "contention", lambda: bench_contention(cfg, floor))
-    print_table(results)
     per_tool = memory_per_tool()
-    verdict = "PASS" if per_tool <= 300 else "MISS"
+    report(results, args, cfg, started, {"memory_per_tool_bytes": per_tool})
+    verdict = "PASS" if per_tool <= MEMORY_TARGET else "MISS"
     print(
-        f"\nmemory per registered tool: {per_tool:.0f} B (target <= 300 B; reference 255 B) "
-        f"{verdict}"
+        f"memory per registered tool: {per_tool:.0f} B "
+        f"(target <= {MEMORY_TARGET} B; reference 255 B) {verdict}"
     )
-    if options.json:
-        write_json(options.json, results, {"memory_per_tool_bytes": per_tool})
 
 
 if __name__ == "__main__":

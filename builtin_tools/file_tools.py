@@ -34,8 +34,10 @@ _READS = {"readOnlyHint": True, "openWorldHint": False}
 )
 def read_file(
     path: Annotated[str, f"File to read. {_REL}"],
-    offset: Annotated[int, {"minimum": 1}] = 1,
-    limit: Annotated[int, {"minimum": 1, "maximum": MAX_READ_LINES}] = MAX_READ_LINES,
+    offset: Annotated[int, {"minimum": 1}, "1-based line number to start reading from."] = 1,
+    limit: Annotated[
+        int, {"minimum": 1, "maximum": MAX_READ_LINES}, "Maximum number of lines to return."
+    ] = MAX_READ_LINES,
 ) -> str:
     """Read a UTF-8 text file.
 
@@ -44,10 +46,6 @@ def read_file(
     follow) and `next_offset` (pass it as `offset` to continue). At most 2000 lines or about
     100,000 characters per call; lines longer than 2000 characters are shortened. Binary
     files are refused.
-
-    Args:
-        offset: 1-based line number to start reading from.
-        limit: Maximum number of lines to return.
     """
     return _file_ops.read_file({"path": path, "offset": offset, "limit": limit})
 

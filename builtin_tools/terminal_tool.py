@@ -97,8 +97,12 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 )
 @reports_errors
 def run_command(
-    command: str,
-    timeout: Annotated[float, {"exclusiveMinimum": 0, "maximum": MAX_TIMEOUT}] = DEFAULT_TIMEOUT,
+    command: Annotated[str, "The shell command line to run."],
+    timeout: Annotated[
+        float,
+        {"exclusiveMinimum": 0, "maximum": MAX_TIMEOUT},
+        "Seconds to wait before killing the command (max 600).",
+    ] = DEFAULT_TIMEOUT,
 ) -> str:
     """Run a shell command (/bin/sh on POSIX, cmd.exe on Windows) in the workspace root.
 
@@ -109,10 +113,6 @@ def run_command(
     it in the background with its output redirected, e.g. `nohup cmd > server.log 2>&1 &`; a
     background job still writing to the captured output is waited for and killed at the
     timeout like the command itself.
-
-    Args:
-        command: The shell command line to run.
-        timeout: Seconds to wait before killing the command (max 600).
     """
     check_range("timeout", timeout, minimum=0, maximum=MAX_TIMEOUT, exclusive_minimum=True)
     if not command.strip():

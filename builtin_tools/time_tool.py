@@ -6,7 +6,7 @@ datetime and zoneinfo are imported by the first call, not when the tool register
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from toolreg import registry, tool_error, tool_result
 
@@ -41,14 +41,15 @@ def _format_offset(offset: dt.timedelta) -> str:
     emoji="🕒",
     annotations={"title": "Current time", "readOnlyHint": True, "openWorldHint": False},
 )
-def current_time_in(timezone: str = "UTC") -> str:
+def current_time_in(
+    timezone: Annotated[
+        str, "IANA time zone name, e.g. 'UTC', 'Asia/Tokyo', 'America/Los_Angeles'."
+    ] = "UTC",
+) -> str:
     """Get the current date and time in an IANA time zone.
 
     Returns JSON `{timezone, iso, unix, utc_offset, abbreviation, weekday}`, e.g. iso
     '2025-01-31T14:05:09+01:00', utc_offset '+01:00', unix seconds since 1970-01-01 UTC.
-
-    Args:
-        timezone: IANA time zone name, e.g. 'UTC', 'Asia/Tokyo', 'America/Los_Angeles'.
     """
     import datetime as dt
 

@@ -100,13 +100,25 @@ def _joined_headers(headers: Any) -> dict[str, str]:
 )
 @reports_errors
 def send_http_request(
-    url: str,
+    url: Annotated[str, "Absolute http:// or https:// URL."],
     # Not a Literal: lower-case "post" has always been accepted from Python callers.
-    method: Annotated[str, {"enum": ["GET", "POST"]}] = "GET",
-    headers: dict[str, str] | None = None,
-    body: str | None = None,
-    timeout: Annotated[float, {"exclusiveMinimum": 0, "maximum": MAX_TIMEOUT}] = DEFAULT_TIMEOUT,
-    max_bytes: Annotated[int, {"minimum": 1, "maximum": MAX_MAX_BYTES}] = DEFAULT_MAX_BYTES,
+    method: Annotated[str, {"enum": ["GET", "POST"]}, "GET or POST."] = "GET",
+    headers: Annotated[
+        dict[str, str] | None, 'Extra request headers, e.g. {"Accept": "application/json"}.'
+    ] = None,
+    body: Annotated[
+        str | None,
+        "Request body for POST, sent as UTF-8. Set Content-Type in headers (urllib "
+        "defaults to application/x-www-form-urlencoded).",
+    ] = None,
+    timeout: Annotated[
+        float,
+        {"exclusiveMinimum": 0, "maximum": MAX_TIMEOUT},
+        "Seconds allowed for connecting and reading the response.",
+    ] = DEFAULT_TIMEOUT,
+    max_bytes: Annotated[
+        int, {"minimum": 1, "maximum": MAX_MAX_BYTES}, "Maximum number of body bytes to read."
+    ] = DEFAULT_MAX_BYTES,
 ) -> str:
     """Make an HTTP GET or POST request to an http:// or https:// URL.
 
@@ -115,15 +127,6 @@ def send_http_request(
     decoded as text using the response charset (UTF-8 by default), so binary content arrives
     garbled. At most `max_bytes` of the body are read; `truncated` says whether there was
     more. Redirects are followed. `url` is the final URL after redirects.
-
-    Args:
-        url: Absolute http:// or https:// URL.
-        method: GET or POST.
-        headers: Extra request headers, e.g. {"Accept": "application/json"}.
-        body: Request body for POST, sent as UTF-8. Set Content-Type in headers (urllib
-            defaults to application/x-www-form-urlencoded).
-        timeout: Seconds allowed for connecting and reading the response.
-        max_bytes: Maximum number of body bytes to read.
     """
     import http.client
     import urllib.error

@@ -24,9 +24,16 @@ import annotated_types as at
 import pydantic
 import pytest
 import typing_extensions as te
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import Field
 
-from toolreg._authoring.signature_schema import function_schema
+from toolreg._authoring.signature_schema import (
+    _description,
+    _parse_doc,
+    _plain_description,
+    function_schema,
+)
 from toolreg._authoring.type_schema import strip_titles
 
 
@@ -369,6 +376,60 @@ def test_a_summary_wrapped_over_lines_is_kept_whole() -> None:
         "required": [],
         "additionalProperties": False,
     }
+
+
+#: Docstring-like lines: words, and whatever could open a section in some style.
+_DOC_LINES = st.lists(
+    st.sampled_from(
+        [
+            "",
+            "  ",
+            "Get the forecast.",
+            "    indented more.",
+            "Args:",
+            "Args: x",
+            "Returns:",
+            "Note: keep it short.",
+            "Parameters",
+            "----------",
+            "-",
+            "city : str",
+            "city: The city.",
+            ":param city: The city.",
+            "@param city: The city.",
+            ".. deprecated:: 1.0",
+            "\tTab.",
+            "Example::",
+            "Raises",
+            "  x: y",
+            "a\rb",
+            "\x0c",
+        ]
+    )
+    | st.text(max_size=12),
+    max_size=8,
+).map("\n".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_DOC_LINES)
+def test_a_plain_docstring_reads_as_docstring_parser_reads_it(text: str) -> None:
+    # The fast path must give docstring_parser's own answer, or step aside.
+    plain = _plain_description(text)
+    if plain is not None:
+        doc = _parse_doc(text)
+        assert not doc.meta and plain == _description(doc)
+
+
+@pytest.mark.parametrize("func", [google, numpy, rest])
+def test_a_docstring_with_sections_goes_to_docstring_parser(func: Callable[..., str]) -> None:
+    assert _plain_description(inspect.getdoc(func) or "") is None
+
+
+def test_a_plain_docstring_keeps_its_paragraphs() -> None:
+    text = "Get the forecast.\n\nUses the national weather service,\nevery hour.\n\nCached."
+    assert _plain_description(text) == text
+    assert _plain_description("") == ""
 
 
 def test_description_override_and_no_docstring() -> None:

@@ -340,6 +340,31 @@ def test_a_file_is_the_packs_once_its_record_lists_it_whoever_had_it_before(
     assert reg.get_owner("seen_later") == "toolreg-recorded"
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX symlinks")
+def test_a_record_bound_later_takes_a_file_the_code_spells_through_a_symlink(reg, tmp_path):
+    # The code object names the file through a symlinked folder, the RECORD by
+    # its real path: the answer kept under the code's spelling must go all the same.
+    (tmp_path / "real_site" / "linked_pack").mkdir(parents=True)
+    source = tmp_path / "real_site" / "linked_pack" / "__init__.py"
+    source.write_text(PACK)
+    (tmp_path / "linked_site").symlink_to(tmp_path / "real_site")
+    sys.path.insert(0, str(tmp_path / "linked_site"))
+    try:
+        importlib.invalidate_caches()
+        module = importlib.import_module("linked_pack")
+        assert module.__file__.startswith(str(tmp_path / "linked_site"))
+        reg.register_plugin_override_policy("unrelated_pack", False, paths=[])
+        module.register_plain(reg, "seen_first")
+        reg.register_plugin_override_policy(
+            "recorded_pack", False, plugin_id="toolreg-recorded", paths=[], files=[str(source)]
+        )
+        module.register_plain(reg, "seen_later")
+    finally:
+        sys.path.remove(str(tmp_path / "linked_site"))
+        sys.modules.pop("linked_pack", None)
+    assert [reg.get_owner(n) for n in ("seen_first", "seen_later")] == ["host", "toolreg-recorded"]
+
+
 def test_a_directory_bound_later_does_not_take_a_file_a_record_gave(reg, make_package):
     pack = make_package("kept_pack", PACK)
     reg.register_plugin_override_policy(

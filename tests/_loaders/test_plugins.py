@@ -284,3 +284,27 @@ def test_a_pack_calling_os_exit_at_import_fails_instead_of_ending_the_command(pa
     assert report["toolreg-exit"]["status"] == "failed"
     assert "os._exit(0)" in report["toolreg-exit"]["reason"]
     assert report["toolreg-sqlite"]["status"] == "loaded"
+
+
+LOADING_IMPORTS = """
+import json, sys
+import toolreg
+report = toolreg.load_plugins(toolreg.load_config())
+optional = ("toolreg._loaders.hook_runner", "toolreg._discovery.local_plugins")
+print(json.dumps([
+    sorted(item.id for item in report if item.status == "loaded"),
+    [name for name in optional if name in sys.modules],
+    toolreg.get_plugin_host().hooks is not None,
+]))
+"""
+
+
+def test_loading_imports_the_hook_runner_only_for_a_dispatch_hook(pack_venv):
+    """No plugin folder: no folder scan. No dispatch hook: no hook runner, no hook layer."""
+    loaded, imported, layer = pack_venv.python_json(
+        LOADING_IMPORTS, TOOLREG_PLUGINS="toolreg-sqlite"
+    )
+    assert (loaded, imported, layer) == (["toolreg-sqlite"], [], False)
+    both = "toolreg-audit,toolreg-sqlite"
+    loaded, imported, layer = pack_venv.python_json(LOADING_IMPORTS, TOOLREG_PLUGINS=both)
+    assert (loaded, imported, layer) == (both.split(","), ["toolreg._loaders.hook_runner"], True)

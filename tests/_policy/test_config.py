@@ -1,4 +1,4 @@
-"""The operator config: TOML → frozen dataclasses, errors naming file/key/expected, search order."""
+"""The operator config: TOML → immutable records, errors naming file/key/expected, search order."""
 
 from __future__ import annotations
 
@@ -92,6 +92,20 @@ def test_empty_file_is_the_default_and_defaults_are_documented():
     assert timeout == 0.0 and isinstance(timeout, float)
     assert plugins.import_timeout == 10.0
     assert parse_config("[plugins]\nimport_timeout = 2").plugins.import_timeout == 2.0
+
+
+def test_defaults_shared_by_every_config_cannot_be_changed_through_one():
+    # Empty mappings are one read-only object, not a dict per record.
+    config = Config()
+    for mapping in (
+        config.plugins.entries,
+        config.toolsets.aliases,
+        config.mcp.servers,
+        PluginEntryConfig().settings,
+    ):
+        with pytest.raises(TypeError):
+            mapping["x"] = 1  # type: ignore[index]
+    assert Config().plugins.entries == {} and parse_config("") == Config()
 
 
 def test_isolation_default_and_per_entry_choice():

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,7 @@ import pytest
 from dists import REPO
 from pack_cli import run
 from toolreg.cli import _help
+from toolreg.cli._app import build_parser
 
 
 @pytest.mark.parametrize(
@@ -26,6 +29,21 @@ def test_help_names_no_repository_file(capsys, argv):
         page = "cli" if argv[0] == "--help" else "mcp"
         assert f"More: toolreg docs {page} (toolreg docs lists every page);" in out
         assert out.rstrip().endswith("the library's reference: python -m pydoc toolreg")
+
+
+@pytest.mark.parametrize("columns", ["100", "37", "0", "wide", None])
+def test_help_is_as_wide_as_argparse_makes_it(monkeypatch, columns):
+    # The width is asked without shutil; it must be the width shutil gives.
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert _help.terminal_columns() == shutil.get_terminal_size().columns
+    subcommands = build_parser("list")._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    listing = subcommands["list"]
+    ours = listing.format_help()
+    listing.formatter_class = argparse.HelpFormatter
+    assert ours == listing.format_help()
 
 
 def test_the_pydoc_it_names_works():

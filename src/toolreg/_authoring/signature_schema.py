@@ -10,7 +10,10 @@ OpenAI Agents SDK's ``params_json_schema`` are exactly that) minus the
 
 ``required`` lists the parameters without a default, in signature order, and
 is always present. Descriptions come from the docstring (Google, NumPy or reST,
-detected by docstring_parser) unless ``Annotated`` metadata gives one.
+detected by docstring_parser) unless ``Annotated`` metadata gives one. A
+docstring with no line that could open a section is plain text, and is read
+without docstring_parser: importing it and compiling its patterns is the
+largest part of decorating a tool (see ``_plain_description``).
 """
 
 from __future__ import annotations
@@ -20,9 +23,7 @@ import functools
 import inspect
 import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple, get_args
-
-import docstring_parser
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 from .._contract.names import BUILTIN_NAMESPACE
 from .._contract.tool_context import ToolContext
@@ -31,6 +32,9 @@ from .tool_args import Convert, Converters
 from .tool_json import to_jsonable
 from .type_kinds import UnsupportedType, is_field_info, type_name
 from .type_schema import SchemaBuilder
+
+if TYPE_CHECKING:
+    import docstring_parser
 
 _KINDS_SUPPORTED = "str, int, float, bool, list, dict, Literal, an Enum, a TypedDict, a dataclass"
 _SKIPPED_FIRST = ("self", "cls")
@@ -84,8 +88,7 @@ def function_schema(
     except (TypeError, ValueError) as exc:
         raise TypeError(f"Tool {tool!r}: cannot read the signature of {func!r}: {exc}") from None
     hints = _type_hints(target, tool)
-    doc = _parse_doc(inspect.getdoc(target) or "")
-    param_docs = {p.arg_name: p.description for p in doc.params if p.description}
+    doc_text, param_docs = _read_docstring(inspect.getdoc(target) or "")
 
     builder = SchemaBuilder()
     converters = Converters()
@@ -144,7 +147,7 @@ def function_schema(
     }
     if defs:
         parameters["$defs"] = defs
-    text = description if description is not None else _description(doc)
+    text = description if description is not None else doc_text
     return FunctionSchema(
         name=tool,
         description=text,
@@ -224,7 +227,45 @@ def _is_toolreg_machinery(module: str) -> bool:
     return module.startswith("toolreg.") and not module.startswith(BUILTIN_NAMESPACE + ".")
 
 
+def _read_docstring(text: str) -> tuple[str, dict[str, str]]:
+    """(the docstring's text without its sections, each parameter's description)."""
+    plain = _plain_description(text)
+    if plain is not None:
+        return plain, {}
+    doc = _parse_doc(text)
+    return _description(doc), {p.arg_name: p.description for p in doc.params if p.description}
+
+
+def _plain_description(text: str) -> str | None:
+    """What docstring_parser makes of ``text`` when no line could open a section, else None.
+
+    Each style only finds sections at such lines: a title ending in ``:``
+    (Google), a title underlined with dashes (NumPy), a line starting with
+    ``:`` (reST), ``@`` (Epydoc) or ``..`` (a Sphinx directive). Without one,
+    every style reads the text alike: the first line, then the rest stripped,
+    after a blank line if there was one. The test suite holds this to
+    docstring_parser's own answer.
+    """
+    text = inspect.cleandoc(text)
+    for line in text.splitlines():
+        line = line.strip()
+        if line.endswith(":") or line.startswith((":", "@", "..")) or _is_rule(line):
+            return None
+    first, _, rest = text.partition("\n")
+    rest_text = rest.strip()
+    if not rest_text:
+        return first.strip()
+    return (first + ("\n\n" if rest.startswith("\n") else "\n") + rest_text).strip()
+
+
+def _is_rule(line: str) -> bool:
+    """A line of dashes alone, as under a NumPy section title."""
+    return bool(line) and not line.strip("-")
+
+
 def _parse_doc(text: str) -> docstring_parser.Docstring:
+    import docstring_parser
+
     try:
         return docstring_parser.parse(text)
     except docstring_parser.ParseError:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .annotations import NO_ANNOTATIONS, Annotations, tool_annotations
 from .schema_checks import check_output_schema
@@ -14,8 +13,8 @@ CheckFn = Callable[[], Any]
 SchemaOverrides = Callable[[], "dict[str, Any] | None"]
 
 
-@dataclass(frozen=True)
-class ToolOptions:
+# A NamedTuple, not a frozen dataclass: this module is imported on every start-up.
+class ToolOptions(NamedTuple):
     """Per-tool dispatch settings that are not part of the seed's entry record."""
 
     #: Check arguments against the schema before the handler runs.

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import numbers
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 
@@ -205,6 +204,8 @@ def lowest_level_wanted(tool: str) -> str | None:
 
 
 def _require_number(what: str, value: object) -> None:
+    import numbers  # its ABCs cost half a millisecond at start-up; only a report needs them
+
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"report_progress: {what} must be a number, not {type(value).__name__}")
 

@@ -199,6 +199,9 @@ class PolicyBook:
         self._memo: dict[str, PluginPolicy | None] = {}
         # filename as the code object spells it -> its real path, resolved once.
         self._real: dict[str, str] = {}
+        # real path -> the spellings that resolved to it, so a bind finds the
+        # answers its RECORD changes without reading every answer in the memo.
+        self._spellings: dict[str, list[str]] = {}
         self._resolve = RealPaths()
         # Namespaces bound before their code could be found (bound first,
         # written or installed after): looked for again on every bind and
@@ -271,6 +274,7 @@ class PolicyBook:
                 real = self._resolve(filename)
                 if len(self._real) < _MEMO_LIMIT:
                     self._real[filename] = real
+                    self._spellings.setdefault(real, []).append(filename)
             found = _owner_of_file(real, list(self.bound.values()))
         if len(memo) < _MEMO_LIMIT:
             memo[filename] = found
@@ -300,6 +304,15 @@ class PolicyBook:
         """
         kept = (self._memo if memo is None else memo).copy()  # one step: readers add to it
         real = self._real
+        if old is None and new is not None and not new.paths and len(real) < _MEMO_LIMIT:
+            # A new RECORD alone (a pack's usual bind) changes only its files'
+            # answers; every file in the memo is resolved (the limit was never
+            # reached), so its spellings are all there is to drop.
+            spellings = self._spellings
+            for path in new.files & spellings.keys():
+                for filename in spellings[path]:
+                    kept.pop(filename, None)
+            return kept
         for filename, owner in list(kept.items()):
             if owner is not None and owner is old:
                 del kept[filename]

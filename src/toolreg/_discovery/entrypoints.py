@@ -34,8 +34,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .cache_files import cache_file, distrust, read_json, write_json_atomic
 from .dist_info import DistInfo, read_dist_info, read_file, requires_toolreg
@@ -52,8 +51,8 @@ _MAX_KEYS = 8
 _WHAT = "pack cache"
 
 
-@dataclass(frozen=True)
-class PackRecord:
+# A NamedTuple, not a frozen dataclass: this module is imported on every start-up.
+class PackRecord(NamedTuple):
     """One installed tool pack, as far as its metadata tells (nothing is imported)."""
 
     plugin_id: str  # packaging.utils.canonicalize_name(distribution)

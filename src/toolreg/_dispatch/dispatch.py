@@ -148,10 +148,10 @@ class Dispatcher:
         try:
             if kwargs:
                 return self._dispatch_with(name, args, kwargs)
-            hot = self._hot.get(name)
-            if hot is None:
+            try:  # a subscript, not .get(): no method call on the hot path
+                fast, handler, limit, plan = self._hot[name]
+            except KeyError:
                 return self._dispatch_cold(name, args)
-            fast, handler, limit, plan = hot
             if fast is not None:
                 return fast(args)
             if type(args) is not dict:

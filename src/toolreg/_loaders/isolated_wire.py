@@ -60,6 +60,8 @@ class PackSpec:
     def to_json(self) -> str:
         """The spec as JSON; TypeError names a setting that JSON cannot carry."""
         data = asdict(self)
+        if self.record is not None:  # a NamedTuple: asdict keeps it a tuple, JSON an array
+            data["record"] = self.record._asdict()
         try:
             return json.dumps(data, ensure_ascii=False)
         except (TypeError, ValueError) as exc:

@@ -33,7 +33,7 @@ from .._policy.unknown_names import (
     warn,
 )
 from .._registry.registry import ToolRegistry
-from .report import PluginOutcome, PluginReport
+from .report import PluginOutcome, PluginReport, summarise
 
 if TYPE_CHECKING:
     import pluggy
@@ -161,17 +161,20 @@ class PluginHost:
         if verdict is not None:
             outcome.status, outcome.reason = verdict.status, verdict.reason  # type: ignore[assignment]
             return outcome
+        namespaces = record.namespaces  # worked out from the entry points: once
         refusal = check_identity(record.plugin_id) or check_namespaces(
-            record.plugin_id, record.namespaces, claimed
+            record.plugin_id, namespaces, claimed
         )
         if refusal is not None:
             return self._fail(outcome, refusal)
         if self.config.plugins.isolation_of(record.plugin_id) == "process":
             return self._load_isolated(outcome, record)
+        from .pack_modules import import_target
+
         targets = [value for _, value in record.entry_points]
         sources = installed_sources(record.path, realpath)
-        if self._activate(outcome, record.namespaces, targets, sources=sources):
-            for namespace in record.namespaces:
+        if self._activate(outcome, namespaces, import_target, targets, sources=sources):
+            for namespace in namespaces:
                 claimed[namespace] = record.plugin_id
         return outcome
 
@@ -184,6 +187,7 @@ class PluginHost:
         )
         if plugin.plugin_id in self.active:
             return self.active[plugin.plugin_id].outcome
+        from .._discovery.local_plugins import import_local
         from .._policy.admission import check_enabled, environ
 
         verdict = check_enabled(plugin.plugin_id, self.config, environ())
@@ -192,20 +196,22 @@ class PluginHost:
             return outcome
         if self.config.plugins.isolation_of(plugin.plugin_id) == "process":
             return self._load_isolated(outcome, plugin)
-        self._activate(outcome, (plugin.namespace,), [plugin], local_file=str(plugin.path))
+        namespaces = (plugin.namespace,)
+        self._activate(outcome, namespaces, import_local, [plugin], local_file=str(plugin.path))
         return outcome
 
     def _activate(
         self,
         outcome: PluginOutcome,
         namespaces: tuple[str, ...],
-        targets: Sequence[str | LocalPlugin],
+        load: Callable[[Any], Any],
+        targets: Sequence[Any],
         sources: InstalledSources | None = None,
         local_file: str | None = None,
     ) -> bool:
-        from .._discovery.local_plugins import LocalPlugin, import_local
+        """Bind the namespaces, then ``load`` each target under the import deadline, into pluggy."""
         from .import_guard import ImportTimeout, import_with_deadline
-        from .pack_modules import import_target, purge_modules, registry_as_singleton
+        from .pack_modules import purge_modules, registry_as_singleton
 
         plugin_id = outcome.id
         settings = self.config.plugins.entry(plugin_id)
@@ -236,7 +242,6 @@ class PluginHost:
             purge_modules(namespaces)
             with registry_as_singleton(self.registry):
                 for index, target in enumerate(targets):
-                    load = import_local if isinstance(target, LocalPlugin) else import_target
                     obj = import_with_deadline(self.config.plugins.import_timeout, load, target)
                     if self.pm.is_registered(obj):
                         continue  # two entry points naming one module
@@ -265,7 +270,7 @@ class PluginHost:
                     )
             self._fail(outcome, exc)
             return False
-        self._summarise(outcome, since)
+        summarise(outcome, self.registry.decisions(since))
         implemented = {c.name for obj in objects for c in self.pm.get_hookcallers(obj) or ()}
         self._note_hooks(outcome, implemented)
         self.active[plugin_id] = _Active(outcome, namespaces, objects)
@@ -298,7 +303,7 @@ class PluginHost:
             logger.warning("Plugin %s %s: %s", outcome.id, outcome.status, outcome.reason)
             return outcome
         self.pm.register(started.hook_plugin, name=f"{outcome.id}#0")
-        self._summarise(outcome, since)
+        summarise(outcome, self.registry.decisions(since))
         self.active[outcome.id] = _Active(outcome, (), [started.hook_plugin])
         logger.info("Loaded isolated plugin %s (%d tools)", outcome.id, len(outcome.tools_added))
         return outcome
@@ -367,27 +372,12 @@ class PluginHost:
     def _note_refusal(self, decision: Decision) -> None:
         """A loaded plugin was refused something after loading: add it to its report line."""
         active = self.active.get(decision.owner)
-        if active is not None:  # while loading, _summarise reads the log instead
+        if active is not None:  # while loading, summarise reads the log instead
             active.outcome.refused.append({"tool": decision.tool, "reason": decision.reason})
-
-    def _summarise(self, outcome: PluginOutcome, since: int) -> None:
-        """Fill in what the plugin won and lost, from the registry's decision log."""
-        for decision in self.registry.decisions(since):
-            if decision.owner != outcome.id:
-                continue
-            if decision.action in ("registered", "replaced"):
-                outcome.tools_added.append(decision.tool)
-            elif decision.action == "overridden":
-                outcome.tools_added.append(decision.tool)
-                outcome.tools_overridden.append(decision.tool)
-            elif decision.action == "rejected":
-                outcome.refused.append({"tool": decision.tool, "reason": decision.reason})
-        outcome.tools_added = sorted(set(outcome.tools_added))
-        outcome.tools_overridden = sorted(set(outcome.tools_overridden))
 
     def _install_hooks(self) -> None:
         """Put the dispatch hooks in place, or take the layer away when none exist."""
-        if "pm" not in self.__dict__:  # no plugin was ever registered: no hooks
+        if not self._dispatch_hooked():
             self.hooks = None
             self.registry.set_dispatch_hooks(None)
             return
@@ -395,3 +385,11 @@ class PluginHost:
 
         self.hooks = runner_from(self.pm, self.config.plugins)
         self.registry.set_dispatch_hooks(self.hooks)
+
+    def _dispatch_hooked(self) -> bool:
+        """Whether a plugin implements a dispatch hook; if not, the runner is not imported."""
+        if "pm" not in self.__dict__:  # no plugin was ever registered: no pluggy either
+            return False
+        from ..hookspecs import DISPATCH_HOOKS
+
+        return any(getattr(self.pm.hook, hook).get_hookimpls() for hook in DISPATCH_HOOKS)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .._core.decisions import Decision
 
 Status = Literal["loaded", "disabled", "incompatible", "refused", "failed"]
 
@@ -50,11 +53,22 @@ class PluginOutcome:
         }
 
 
-@dataclass
 class PluginReport:
     """Every plugin considered in a load, in load order."""
 
-    plugins: list[PluginOutcome] = field(default_factory=list)
+    # A plain class, not a dataclass: every start-up makes one, packs or not.
+    def __init__(self, plugins: list[PluginOutcome] | None = None) -> None:
+        self.plugins: list[PluginOutcome] = [] if plugins is None else plugins
+
+    def __repr__(self) -> str:
+        return f"PluginReport(plugins={self.plugins!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not PluginReport:
+            return NotImplemented
+        return self.plugins == other.plugins
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
 
     def __iter__(self) -> Iterator[PluginOutcome]:
         return iter(self.plugins)
@@ -82,3 +96,19 @@ class PluginReport:
 
     def to_json(self, **dumps_kwargs: Any) -> str:
         return json.dumps(self.to_list(), **dumps_kwargs)
+
+
+def summarise(outcome: PluginOutcome, decisions: Iterable[Decision]) -> None:
+    """Fill in what the plugin won and lost, from the registry's decisions while it loaded."""
+    for decision in decisions:
+        if decision.owner != outcome.id:
+            continue
+        if decision.action in ("registered", "replaced"):
+            outcome.tools_added.append(decision.tool)
+        elif decision.action == "overridden":
+            outcome.tools_added.append(decision.tool)
+            outcome.tools_overridden.append(decision.tool)
+        elif decision.action == "rejected":
+            outcome.refused.append({"tool": decision.tool, "reason": decision.reason})
+    outcome.tools_added = sorted(set(outcome.tools_added))
+    outcome.tools_overridden = sorted(set(outcome.tools_overridden))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
-import dataclasses
 import logging
 import threading
 import time
@@ -225,7 +224,7 @@ def _servers(config: Config | McpConfig) -> list[McpServerConfig]:
     for server in config.mcp.servers.values():
         if server.enabled and not _toolset_on(config, server.name):
             logger.info("MCP server %s: toolset turned off by [toolsets]", server.name)
-            server = dataclasses.replace(server, enabled=False)
+            server = server._replace(enabled=False)
         servers.append(server)
     return servers
 

@@ -12,8 +12,7 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .._core.ownership import reserved_label
 from .config import Config
@@ -30,8 +29,8 @@ DISABLE_AUTOLOAD_ENV = "TOOLREG_DISABLE_PLUGIN_AUTOLOAD"
 RESERVED_PACK_NAMESPACES = frozenset({"toolreg", "builtin_tools", "toolreg_local"})
 
 
-@dataclass(frozen=True)
-class NotAdmitted:
+# A NamedTuple, not a frozen dataclass: this module is imported with the first pack.
+class NotAdmitted(NamedTuple):
     """Why a plugin may not load: a status and a reason naming the rule."""
 
     status: str

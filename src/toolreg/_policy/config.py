@@ -1,20 +1,19 @@
 """Operator config: a small TOML file that says which packs load and what they may do.
 
-Parsing is all-or-nothing: the whole file is checked into frozen dataclasses
+Parsing is all-or-nothing: the whole file is checked into immutable records
 before anything uses it, and the first problem raises ``ConfigError`` naming
 the file, the key and what was expected. Nothing is ever half-applied.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import stat
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config_mcp import McpConfig, McpServerConfig, parse_mcp
 from .config_reader import ConfigError, Reader, kind_of
@@ -33,16 +32,19 @@ LOCAL_PREFIX = "local:"
 LOCAL_CONFIG_NAME = "toolreg.toml"
 #: Every toolreg hook's name starts with it; config may leave it out.
 HOOK_PREFIX = "toolreg_"
+#: The default of every mapping field: read-only, so one can serve every record.
+_NO_ENTRIES: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class PluginEntryConfig:
+# NamedTuples, not frozen dataclasses: every start-up defines them and makes a
+# Config, and a dataclass costs about half a millisecond to create.
+class PluginEntryConfig(NamedTuple):
     """``[plugins.entries.<id>]``: what one pack may do."""
 
     allow_tool_override: bool = False
     version: SpecifierSet | None = None
     tools: tuple[str, ...] | None = None
-    settings: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, Any] = _NO_ENTRIES
     #: ``"none"`` or ``"process"``; None means the ``[plugins] isolation`` default.
     isolation: str | None = None
     #: Environment variables an isolated pack's process gets besides the minimal set.
@@ -59,12 +61,11 @@ class PluginEntryConfig:
         return self.hooks is None or hook in self.hooks
 
 
-@dataclass(frozen=True)
-class PluginsConfig:
+class PluginsConfig(NamedTuple):
     enabled: tuple[str, ...] | None = None
     disabled: tuple[str, ...] = ()
     paths: tuple[Path, ...] = ()
-    entries: Mapping[str, PluginEntryConfig] = field(default_factory=dict)
+    entries: Mapping[str, PluginEntryConfig] = _NO_ENTRIES
     #: Seconds a dispatch hook may run before it counts as failed; 0 turns it off.
     hook_timeout: float = 10.0
     #: Seconds a pack's or local plugin's import may take before it counts as failed; 0: no limit.
@@ -80,11 +81,10 @@ class PluginsConfig:
         return self.entry(plugin_id).isolation or self.isolation
 
 
-@dataclass(frozen=True)
-class ToolsetsConfig:
+class ToolsetsConfig(NamedTuple):
     enabled: tuple[str, ...] | None = None
     disabled: tuple[str, ...] = ()
-    aliases: Mapping[str, str] = field(default_factory=dict)
+    aliases: Mapping[str, str] = _NO_ENTRIES
 
     def allows(self, toolset: str, resolve: Callable[[str], str] = str) -> bool:
         """Whether the enabled/disabled lists keep ``toolset``.
@@ -97,21 +97,19 @@ class ToolsetsConfig:
         return toolset not in {resolve(n) for n in self.disabled}
 
 
-@dataclass(frozen=True)
-class DispatchConfig:
+class DispatchConfig(NamedTuple):
     #: Validate every call's arguments against its tool's schema.
     validate: bool = True
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     """The whole operator config; ``Config()`` is the built-in default."""
 
-    plugins: PluginsConfig = field(default_factory=PluginsConfig)
-    toolsets: ToolsetsConfig = field(default_factory=ToolsetsConfig)
+    plugins: PluginsConfig = PluginsConfig()
+    toolsets: ToolsetsConfig = ToolsetsConfig()
     source: Path | None = None
-    dispatch: DispatchConfig = field(default_factory=DispatchConfig)
-    mcp: McpConfig = field(default_factory=McpConfig)
+    dispatch: DispatchConfig = DispatchConfig()
+    mcp: McpConfig = McpConfig()
 
 
 def plugin_id(name: str) -> str:
@@ -288,6 +286,8 @@ def _plugins(reader: Reader, data: dict[str, Any]) -> PluginsConfig:
 
 def _seconds_or_off(reader: Reader, data: dict[str, Any], key: str) -> float:
     """``plugins.<key>``: seconds >= 0 (0 turns the deadline off), 10 when absent."""
+    import math  # a C extension to load: only a config file that is read needs it
+
     timeout = data.get(key, 10.0)
     if (
         isinstance(timeout, bool)

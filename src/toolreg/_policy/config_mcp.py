@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config_reader import ConfigError, Reader, kind_of
 
@@ -16,10 +16,12 @@ if TYPE_CHECKING:
 MCP_SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 #: Longest result (in characters) a server's tool may hand the model, unless configured.
 DEFAULT_MCP_RESULT_CHARS = 100_000
+#: The default of every mapping field: read-only, so one can serve every record.
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class McpServerConfig:
+# NamedTuples, not frozen dataclasses, as in config.py: defined at every start-up.
+class McpServerConfig(NamedTuple):
     """``[mcp.servers.<name>]``: one MCP server whose tools become toolset ``mcp-<name>``.
 
     Exactly one of ``command`` (a stdio subprocess) and ``url`` (streamable
@@ -29,10 +31,10 @@ class McpServerConfig:
     name: str
     command: str | None = None
     args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = _EMPTY
     cwd: Path | None = None
     url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = _EMPTY
     enabled: bool = True
     #: How long one tool call may take.
     timeout: float = 120.0
@@ -52,11 +54,10 @@ class McpServerConfig:
         return "stdio" if self.command is not None else "http"
 
 
-@dataclass(frozen=True)
-class McpConfig:
+class McpConfig(NamedTuple):
     """``[mcp]``: the MCP servers whose tools join the registry."""
 
-    servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
+    servers: Mapping[str, McpServerConfig] = _EMPTY
 
 
 _MCP_SERVER_KEYS = {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -89,6 +88,8 @@ class Reader:
         value = data.get(key)
         if value is None:
             return default
+        import math  # a C extension to load: only a config file that is read needs it
+
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, float))

@@ -18,8 +18,9 @@ from importlib import import_module
 
 from toolreg import stop_mcp
 
+from . import _gc_pause
 from ._errors import EXIT_FAILURE, CliError
-from ._help import Epilog, HelpFormatter
+from ._help import Epilog, HelpFormatter, Parser
 from ._logs import cli_logging
 from ._version import VersionAction
 
@@ -39,7 +40,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``toolreg`` parser: every subcommand, or only ``command``'s."""
     # -v works before or after the subcommand; SUPPRESS keeps a subcommand that
     # did not see -v from resetting a -v given before it.
-    verbose = argparse.ArgumentParser(add_help=False)
+    verbose = Parser(add_help=False)
     verbose.add_argument(
         "-v",
         "--verbose",
@@ -54,7 +55,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="operator config file (default: $TOOLREG_CONFIG, ./toolreg.toml, user config dir)",
     )
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="toolreg",
         description="Inspect and call the tools an LLM agent gets from toolreg.",
         epilog=_EPILOG,
@@ -70,7 +71,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _mcp_switch() -> argparse.ArgumentParser:
-    mcp = argparse.ArgumentParser(add_help=False)
+    mcp = Parser(add_help=False)
     mcp.add_argument(
         "--mcp",
         action="store_true",
@@ -258,6 +259,7 @@ def _run(args: argparse.Namespace) -> int:
         from ._commands import load
 
         load(args)
+    _gc_pause.resume()  # start-up is over: the command collects its own garbage
     return run(args)  # type: ignore[no-any-return]
 
 

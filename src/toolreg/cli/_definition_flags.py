@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 
+from ._help import Parser
+
 
 def definition_flags() -> argparse.ArgumentParser:
     """A parent parser holding the two flags."""
-    flags = argparse.ArgumentParser(add_help=False)
+    flags = Parser(add_help=False)
     flags.add_argument(
         "--inline-refs",
         action="store_true",

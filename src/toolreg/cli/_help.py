@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
+import sys
+from typing import Any
 
 #: The distribution whose metadata names the documentation.
 DISTRIBUTION = "toolreg-core"
@@ -58,7 +61,57 @@ class Epilog(str):
         return epilog
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+def terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: $COLUMNS, else stdout's terminal, else 80.
+
+    Asked here with os alone: shutil imports zlib, bz2 and lzma, and argparse
+    makes a formatter (which asks the width) for every argument it is given,
+    so every command would pay for them.
+    """
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _TerminalWidth(argparse.HelpFormatter):
+    """argparse's default width (the terminal's, less 2), from :func:`terminal_columns`."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            width = terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+class StandardHelpFormatter(_TerminalWidth):
+    """argparse's own layout: what every parser but the top one uses."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose formatters ask the terminal's width without shutil.
+
+    Its subcommands' parsers are Parsers too (``add_subparsers`` makes parsers
+    of its own class).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", StandardHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+class HelpFormatter(_TerminalWidth, argparse.RawDescriptionHelpFormatter):
     """Keeps the text's own line breaks, and ends an :class:`Epilog` with :func:`more_help`."""
 
     def add_text(self, text: str | None) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
+
+from ._help import terminal_columns
 
 
 def to_json(data: Any) -> str:
@@ -29,7 +30,7 @@ def terminal_width() -> int | None:
             return None
     except (AttributeError, ValueError):  # no stdout, or a closed one
         return None
-    return shutil.get_terminal_size().columns
+    return terminal_columns()
 
 
 def table(

@@ -1,0 +1,48 @@
+"""The speed-target table runs and shows every target row with a verdict.
+
+Timings are never asserted here (the machine is shared and noisy); what is
+checked is that ``benchmarks/bench_targets.py`` still finds each of its rows
+in the scripts it runs, so a renamed row or a broken script shows up in the
+suite instead of in the next closing note.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_bench_targets_prints_every_row_with_a_verdict(tmp_path: Path) -> None:
+    out = tmp_path / "targets.json"
+    done = subprocess.run(
+        [sys.executable, "benchmarks/bench_targets.py", "--quick", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(out.read_text(encoding="utf-8"))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from bench_targets import ROWS
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    wanted = [case for _script, cases in ROWS for case in cases]
+    got = {row["case"]: row for row in payload["results"]}
+    assert list(got) == wanted
+    for case, row in got.items():
+        assert row["verdict"] in {"PASS", "MISS", "info"}, (case, row["error"])
+        assert row["value_ns"] > 0 and row["floor_ns"] > 0, case
+    # Every row that had a target in its own script keeps it here.
+    assert {case for case, row in got.items() if row["target"] is None} == {
+        "  the least a Python dispatch can cost",
+        "pluggy load_setuptools_entrypoints",
+    }
+    assert payload["meta"]["memory_per_tool_bytes"] > 0
+    assert "memory per registered tool:" in done.stdout
