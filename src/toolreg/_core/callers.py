@@ -27,9 +27,9 @@ from .ownership import (
     Owner,
     PluginPolicy,
     PolicyBook,
-    builtin_handler,
     builtin_on_stack,
     handler_origins,
+    is_builtin_module,
 )
 
 logger = logging.getLogger("toolreg.registry")
@@ -168,7 +168,7 @@ class Callers:
             # Most writes are a plain function's, whose module rules most out at once.
             module = handler.__module__
             maybe_builtin = isinstance(module, str) and module.startswith(BUILTIN_NAMESPACE)
-        if maybe_builtin and builtin_handler(handler):
+        if maybe_builtin and _builtin_handler(handler):
             return _BUILTIN, []
         frame = _getframe(depth + 1)
         if frame is not self._clear[0] and self.builtin_on_stack(frame):
@@ -208,6 +208,11 @@ class Callers:
                 self._owners.clear()
             owner = self._owners[key] = Owner(label, policy)
         return owner
+
+
+def _builtin_handler(handler: Handler) -> bool:
+    """Whether a layer of ``handler`` names a built-in module; asked once no plugin is involved."""
+    return any(is_builtin_module(module) for module, _ in handler_origins(handler))
 
 
 class CallSite:
@@ -252,7 +257,7 @@ class CallSite:
         if toolset.startswith(MCP_PREFIX):
             label = MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX)
             return callers._owner(label, None), []
-        if builtin_handler(handler):
+        if _builtin_handler(handler):
             return _BUILTIN, []
         if self._builtin is None:
             self._builtin = callers.builtin_on_stack(self.first_frame)

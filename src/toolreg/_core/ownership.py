@@ -144,32 +144,17 @@ def handler_origins(handler: Callable[..., Any]) -> list[tuple[str | None, str |
     return origins
 
 
-def builtin_handler(handler: Callable[..., Any]) -> bool:
-    """Whether a layer of ``handler`` names a built-in module; asked once no plugin is involved."""
-    if type(handler) is FunctionType and not handler.__dict__:
-        # handler_origins' plain case, in short; most names fail the first test.
-        module = handler.__module__
-        return (
-            isinstance(module, str)
-            and module.startswith(BUILTIN_NAMESPACE)
-            and (is_builtin_module(module))
-        )
-    return any(is_builtin_module(module) for module, _ in handler_origins(handler))
-
-
-def builtin_on_stack(
-    frame: FrameType | None, clear: FrameType | None = None, clear_too: FrameType | None = None
-) -> bool:
+def builtin_on_stack(frame: FrameType | None, clear: object = None, also: object = None) -> bool:
     """Whether a frame from ``frame`` outwards runs in a built-in module.
 
     Asked only once no plugin is involved: module names only tell built-in
     code from the host's. Frames of one module share its globals, so a run of
-    them costs one name check. ``clear`` and ``clear_too`` are running frames
-    known to have no built-in frame from them outwards: the walk stops there.
+    them costs one name check. The walk stops at ``clear`` or ``also``,
+    running frames known to have no built-in frame from them outwards.
     """
     checked = None
     while frame is not None:
-        if frame is clear or frame is clear_too:
+        if frame is clear or frame is also:
             return False
         module_globals = frame.f_globals
         if module_globals is not checked:
