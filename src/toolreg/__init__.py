@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from ._contract.result_messages import tool_result_message
     from ._contract.results import is_tool_error, tool_error, tool_result
     from ._contract.tool_context import ToolContext, current_context
-    from ._core.decisions import Decision
-    from ._core.ownership import PluginPolicy
+    from ._core.decision_record import Decision
+    from ._core.plugin_policy import PluginPolicy
     from ._discovery.builtins import discover_builtin_tools, get_discovery_failures
     from ._discovery.cache_files import get_cache_problems
     from ._dispatch.dispatch import DispatchHooks
@@ -62,7 +62,7 @@ _SOURCES = {
     "AnthropicToolResult": "._contract.result_message_types",
     "Config": "._policy.config",
     "ConfigError": "._policy.config",
-    "Decision": "._core.decisions",
+    "Decision": "._core.decision_record",
     "DefinitionFormat": "._contract.names",
     "DispatchHooks": "._dispatch.dispatch",
     "GeminiFunctionDeclaration": "._schemas.definition_types",
@@ -78,7 +78,7 @@ _SOURCES = {
     "OpenAIToolMessage": "._contract.result_message_types",
     "PluginHost": "._loaders.plugins",
     "PluginOutcome": "._loaders.report",
-    "PluginPolicy": "._core.ownership",
+    "PluginPolicy": "._core.plugin_policy",
     "PluginReport": "._loaders.report",
     "ReconnectPolicy": "._mcp.link",
     "ToolContext": "._contract.tool_context",

@@ -14,7 +14,7 @@ from test_ownership import PACK as OWNERSHIP_PACK
 
 from conftest import schema
 from toolreg import ToolRegistry, apply_toolset_config, parse_config
-from toolreg._core.ownership import PluginPolicy
+from toolreg._core.plugin_policy import PluginPolicy
 
 # The ownership tests' pack, plus a way to call any registry method from its code.
 PACK = (

@@ -66,14 +66,17 @@ NOT_FOR_LISTING = (
     *NOT_WITHOUT_PACKS,
     *OTHER_COMMANDS,
     *("docstring_parser", "shutil", "numbers", "math"),
+    *("toolreg._core.decision_record", "toolreg._core.plugin_policy"),
     *("fastjsonschema", "regex", "zoneinfo", "uuid", "decimal", "pathlib", "urllib.parse"),
     *("toolreg._dispatch", "concurrent.futures", "queue", "asyncio"),
     *("toolreg._schemas.validation", "toolreg._schemas.simple_schemas"),
 )
 
 #: Dataclasses a listing may still define (each costs about half a millisecond to
-#: create): the host's decision log and plugin policies, and a loaded pack's outcome.
-LISTING_DATACLASSES = {"Decision", "PluginPolicy", "PluginOutcome"}
+#: create): a loaded pack's outcome, which lives with the report every load makes.
+#: ``Decision`` and ``PluginPolicy`` are defined only when a decision is read or a
+#: plugin bound (their modules are in NOT_FOR_LISTING).
+LISTING_DATACLASSES = {"PluginOutcome"}
 
 SCRIPT = """
 import dataclasses, io, json, sys

@@ -9,14 +9,16 @@ does not import their modules to recognise them (see :func:`stdlib_type`).
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import sys
 import types
 import typing
 from collections import abc
 from collections.abc import Iterable
-from typing import Any, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
+
+if TYPE_CHECKING:
+    import dataclasses
 
 LIST_ORIGINS = frozenset({list, abc.Sequence, abc.MutableSequence})
 SET_ORIGINS = frozenset({set, frozenset, abc.Set, abc.MutableSet})
@@ -66,7 +68,10 @@ def is_typeddict(tp: Any) -> bool:
 
 
 def is_dataclass_type(tp: Any) -> bool:
-    return isinstance(tp, type) and dataclasses.is_dataclass(tp)
+    # Only the dataclasses module makes a dataclass: with it not loaded there is none,
+    # and a start-up whose tools take none never imports it.
+    module = sys.modules.get("dataclasses")
+    return module is not None and isinstance(tp, type) and module.is_dataclass(tp)
 
 
 def stdlib_type(tp: Any, names: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
@@ -161,11 +166,15 @@ def typeddict_fields(td: type) -> tuple[dict[str, Any], frozenset[str]]:
 
 def init_fields(cls: type) -> list[tuple[dataclasses.Field[Any], Any]]:
     """A dataclass's ``__init__`` fields with their resolved types."""
+    import dataclasses  # loaded already: ``cls`` is a dataclass
+
     hints = typing.get_type_hints(cls, include_extras=True)
     return [(f, hints.get(f.name, Any)) for f in dataclasses.fields(cls) if f.init]
 
 
 def has_default(field: dataclasses.Field[Any]) -> bool:
+    import dataclasses
+
     return (
         field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
     )

@@ -14,23 +14,26 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import FrameType, FunctionType
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from .._contract.entry import Handler
 from .._contract.names import BUILTIN_NAMESPACE, MCP_PREFIX
-from .decisions import Decision, DecisionLog
+from .decisions import DecisionLog
 from .gate import judge_host_action
 from .ownership import (
     BUILTIN_LABEL,
     HOST_LABEL,
     MCP_LABEL_PREFIX,
     Owner,
-    PluginPolicy,
     PolicyBook,
     builtin_on_stack,
     handler_origins,
     is_builtin_module,
 )
+
+if TYPE_CHECKING:
+    from .decision_record import Decision
+    from .plugin_policy import PluginPolicy
 
 logger = logging.getLogger("toolreg.registry")
 
@@ -43,7 +46,7 @@ _getframe = sys._getframe
 _RESUMABLE = 0x20 | 0x80 | 0x200
 
 #: Returns the listener to tell of a refusal, or None once it is gone (a weak reference).
-RefusalListener = Callable[[], Callable[[Decision], None] | None]
+RefusalListener = Callable[[], "Callable[[Decision], None] | None"]
 
 
 class _Acting(threading.local):
@@ -134,6 +137,8 @@ class Callers:
 
     def refuse(self, policy: PluginPolicy, reason: str, tool: str = "") -> NoReturn:
         """Record a refusal under the plugin's id, tell the listener, raise PermissionError."""
+        from .decision_record import Decision  # made only when something is refused
+
         logger.error("REFUSED: %s", reason)
         decision = Decision(
             action="rejected",

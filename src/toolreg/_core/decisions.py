@@ -6,36 +6,16 @@ import itertools
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._contract.entry import ToolEntry
+
+if TYPE_CHECKING:
+    from .decision_record import Decision
 
 _now = time.time
 
 Action = Literal["registered", "replaced", "overridden", "rejected", "deregistered", "restored"]
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One registration decision: what happened to which tool, and why."""
-
-    action: Action
-    tool: str
-    toolset: str
-    owner: str
-    reason: str = ""
-    previous_toolset: str | None = None
-    previous_owner: str | None = None
-    generation: int = 0
-    timestamp: float = field(default_factory=time.time)
-    #: Position in the log, increasing; ``decisions(since=seq)`` reads what came after.
-    seq: int = 0
-    #: The entry this decision displaced, so an unload can restore it.
-    replaced: ToolEntry | None = field(default=None, repr=False, compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "replaced"}
 
 
 #: What a write logs: seq, time, action, entry, owner, reason, previous entry,
@@ -60,6 +40,8 @@ class DecisionLog:
         return self._seq
 
     def append(self, decision: Decision) -> None:
+        from dataclasses import replace  # loaded: ``decision`` is a dataclass
+
         self._seq = seq = self._seq + 1
         self._items.append(replace(decision, seq=seq))
 
@@ -99,6 +81,8 @@ class DecisionLog:
         self._seq = seq
 
     def snapshot(self, since: int = 0) -> list[Decision]:
+        from .decision_record import Decision
+
         # One C call, so no write lands half-way through the copy; then, newest
         # last and seq increasing, read back only as far as ``since``.
         copied = list(self._items)
@@ -112,6 +96,8 @@ class DecisionLog:
 
 
 def _decision(raw: _Raw) -> Decision:
+    from .decision_record import Decision
+
     seq, timestamp, action, entry, owner, reason, previous, previous_owner, generation = raw
     return Decision(
         action=action,
@@ -126,3 +112,13 @@ def _decision(raw: _Raw) -> Decision:
         seq=seq,
         replaced=previous,
     )
+
+
+def __getattr__(name: str) -> Any:
+    # ``Decision`` is defined where it is first needed (a dataclass costs about half
+    # a millisecond to make, and a start-up that reads no decision needs none).
+    if name == "Decision":
+        from .decision_record import Decision
+
+        return Decision
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

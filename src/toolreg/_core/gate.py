@@ -23,12 +23,15 @@ The rules, in one place:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .._contract.entry import ToolEntry
 from .._contract.names import MCP_PREFIX, is_mcp
 from .decisions import Action
-from .ownership import Owner, PluginPolicy
+from .ownership import Owner
+
+if TYPE_CHECKING:
+    from .plugin_policy import PluginPolicy
 
 
 # A NamedTuple, not a frozen dataclass: a fraction of the class-creation cost

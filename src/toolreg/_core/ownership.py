@@ -18,17 +18,17 @@ the host process can always reach around it. Process isolation is the boundary.
 
 from __future__ import annotations
 
-import dataclasses
-import fnmatch
 import importlib.util
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from types import FrameType, FunctionType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._contract.names import BUILTIN_NAMESPACE
 from .real_paths import RealPaths
+
+if TYPE_CHECKING:
+    from .plugin_policy import PluginPolicy
 
 #: Namespaces no plugin may be bound to: toolreg itself (built-ins included), and
 #: the built-ins' folder name, which a checkout's root on sys.path makes importable.
@@ -56,36 +56,6 @@ def reserved_label(plugin_id: str) -> str | None:
 _MAX_UNWRAP = 32
 # Distinct source files remembered per policy generation; a process has far fewer.
 _MEMO_LIMIT = 8192
-
-
-@dataclass(frozen=True)
-class PluginPolicy:
-    """The operator's decision for one plugin module namespace."""
-
-    namespace: str
-    allowed: bool
-    plugin_id: str
-    #: Directories (or files) holding the namespace's code: a file under one
-    #: belongs to the plugin unless another plugin's RECORD lists it.
-    paths: tuple[str, ...] = field(default=(), compare=False)
-    #: Glob patterns the plugin's tool names must match; None means any name.
-    tool_patterns: tuple[str, ...] | None = None
-    #: The exact files the plugin's distribution installed (real paths).
-    files: frozenset[str] = field(default=frozenset(), compare=False)
-
-    @property
-    def config_key(self) -> str:
-        """The operator config key that grants this plugin overrides."""
-        return f"plugins.entries.{self.plugin_id}.allow_tool_override"
-
-    def may_name(self, tool: str) -> bool:
-        if self.tool_patterns is None:
-            return True
-        return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.tool_patterns)
-
-    def owns_file(self, filename: str) -> bool:
-        """Whether a real path lies in the plugin's directories (not its RECORD)."""
-        return any(filename == p or filename.startswith(p + os.sep) for p in self.paths)
 
 
 class Owner(NamedTuple):  # not a frozen dataclass: cheaper to create at import
@@ -213,6 +183,8 @@ class PolicyBook:
         if namespace.split(".")[0] in RESERVED_NAMESPACES:
             raise ValueError(f"Namespace {namespace!r} is reserved and cannot be a plugin's")
         found = _namespace_paths(namespace) if paths is None else ()
+        from .plugin_policy import PluginPolicy  # defined once a plugin is bound
+
         policy = PluginPolicy(
             namespace=namespace,
             allowed=bool(allowed),
@@ -319,12 +291,14 @@ class PolicyBook:
         """Find the code of namespaces that had none when bound; the new memo if any was."""
         if not self._pending:
             return None
+        from dataclasses import replace  # loaded: a policy is pending
+
         located = {}
         for namespace in self._pending:
             policy = self.bound.get(namespace)
             found = _namespace_paths(namespace) if policy is not None else ()
             if policy is not None and found:
-                located[namespace] = dataclasses.replace(policy, paths=found)
+                located[namespace] = replace(policy, paths=found)
         if not located:
             return None
         self._replace(located)
@@ -396,3 +370,13 @@ def is_builtin_module(module: object) -> bool:
     return isinstance(module, str) and (
         module == BUILTIN_NAMESPACE or module.startswith(_BUILTIN_PREFIX)
     )
+
+
+def __getattr__(name: str) -> Any:
+    # ``PluginPolicy`` is defined where it is first needed: a dataclass costs
+    # about half a millisecond to make, and a start-up that binds no plugin needs none.
+    if name == "PluginPolicy":
+        from .plugin_policy import PluginPolicy
+
+        return PluginPolicy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import (
     DEFAULT_OPTIONS,
@@ -25,8 +25,11 @@ from .._contract.schema_checks import check_registration, check_result_limit
 from .callers import Callers, CallSite
 from .decisions import Action, DecisionLog
 from .gate import Ruling, judge, judge_alias, judge_removal
-from .ownership import Owner, PluginPolicy
+from .ownership import Owner
 from .table_state import ChangeListener, Row, TableState
+
+if TYPE_CHECKING:
+    from .plugin_policy import PluginPolicy
 
 logger = logging.getLogger("toolreg.registry")
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from .._contract.entry import ToolEntry
 from .._contract.results import is_tool_error
-from .._core.ownership import PluginPolicy
+from .._core.plugin_policy import PluginPolicy
 from .._mcp.calls import call_sync
 from .._mcp.link import ServerLink, Verdict
 from .._policy.config import ToolsetsConfig

@@ -19,7 +19,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._core.ownership import PluginPolicy
+from .._core.plugin_policy import PluginPolicy
 from .._discovery.entrypoints import PackRecord
 from .._discovery.local_plugins import LocalPlugin
 from .._mcp.link import ReconnectPolicy

@@ -22,7 +22,6 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from .._contract.results import describe_exception
-from .._core.decisions import Decision
 from .._discovery.entrypoints import find_packs
 from .._policy.config import Config
 from .._policy.unknown_names import (
@@ -38,6 +37,7 @@ from .report import PluginOutcome, PluginReport, summarise
 if TYPE_CHECKING:
     import pluggy
 
+    from .._core.decision_record import Decision
     from .._discovery.dist_info import InstalledSources
     from .._discovery.entrypoints import PackRecord
     from .._discovery.local_plugins import LocalPlugin

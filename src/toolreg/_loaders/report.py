@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .._core.decisions import Decision
+    from .._core.decision_record import Decision
 
 Status = Literal["loaded", "disabled", "incompatible", "refused", "failed"]
 

@@ -33,8 +33,7 @@ from .._contract.schema_checks import check_registration, check_result_limit
 from .._contract.tool_context import ProgressCallback
 from .._core.availability import Availability, Verdict
 from .._core.callers import Callers
-from .._core.decisions import Decision, DecisionLog
-from .._core.ownership import PluginPolicy
+from .._core.decisions import DecisionLog
 from .._core.table import ToolTable
 from .._core.toolset_report import AvailabilityView
 from .._definitions.definitions import Definitions
@@ -45,6 +44,8 @@ from .dispatch_parts import DispatchParts
 _new, _fill, _intern = object.__new__, ToolEntry.__init__, sys.intern
 
 if TYPE_CHECKING:
+    from .._core.decision_record import Decision
+    from .._core.plugin_policy import PluginPolicy
     from .._definitions.definition_api import GetDefinition, GetDefinitions, GetDefinitionsJson
     from .._dispatch.dispatch import Dispatcher, DispatchHooks
     from .._dispatch.dispatch_many import Batches

@@ -1,0 +1,42 @@
+"""The operator's decision for one plugin module namespace, as bound to its code.
+
+Its own module so that a process that binds no plugin (``toolreg list`` with
+packs off) never defines the class: a dataclass costs about half a
+millisecond to make.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class PluginPolicy:
+    """The operator's decision for one plugin module namespace."""
+
+    namespace: str
+    allowed: bool
+    plugin_id: str
+    #: Directories (or files) holding the namespace's code: a file under one
+    #: belongs to the plugin unless another plugin's RECORD lists it.
+    paths: tuple[str, ...] = field(default=(), compare=False)
+    #: Glob patterns the plugin's tool names must match; None means any name.
+    tool_patterns: tuple[str, ...] | None = None
+    #: The exact files the plugin's distribution installed (real paths).
+    files: frozenset[str] = field(default=frozenset(), compare=False)
+
+    @property
+    def config_key(self) -> str:
+        """The operator config key that grants this plugin overrides."""
+        return f"plugins.entries.{self.plugin_id}.allow_tool_override"
+
+    def may_name(self, tool: str) -> bool:
+        if self.tool_patterns is None:
+            return True
+        return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.tool_patterns)
+
+    def owns_file(self, filename: str) -> bool:
+        """Whether a real path lies in the plugin's directories (not its RECORD)."""
+        return any(filename == p or filename.startswith(p + os.sep) for p in self.paths)
