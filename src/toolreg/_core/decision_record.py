@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .._contract.entry import ToolEntry
-from .decisions import Action
+from .decisions import Action, _Raw
 
 
 @dataclass(frozen=True)
@@ -35,3 +35,21 @@ class Decision:
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "replaced"}
+
+
+def decision_of(raw: _Raw) -> Decision:
+    """The Decision a raw log record (``DecisionLog.record``'s tuple) stands for."""
+    seq, timestamp, action, entry, owner, reason, previous, previous_owner, generation = raw
+    return Decision(
+        action=action,
+        tool=entry.name,
+        toolset=entry.toolset,
+        owner=owner,
+        reason=reason,
+        previous_toolset=previous.toolset if previous is not None else None,
+        previous_owner=previous_owner,
+        generation=generation,
+        timestamp=timestamp,
+        seq=seq,
+        replaced=previous,
+    )

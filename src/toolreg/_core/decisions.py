@@ -81,7 +81,7 @@ class DecisionLog:
         self._seq = seq
 
     def snapshot(self, since: int = 0) -> list[Decision]:
-        from .decision_record import Decision
+        from .decision_record import Decision, decision_of
 
         # One C call, so no write lands half-way through the copy; then, newest
         # last and seq increasing, read back only as far as ``since``.
@@ -92,26 +92,7 @@ class DecisionLog:
             )
         )
         items.reverse()
-        return [item if type(item) is Decision else _decision(item) for item in items]
-
-
-def _decision(raw: _Raw) -> Decision:
-    from .decision_record import Decision
-
-    seq, timestamp, action, entry, owner, reason, previous, previous_owner, generation = raw
-    return Decision(
-        action=action,
-        tool=entry.name,
-        toolset=entry.toolset,
-        owner=owner,
-        reason=reason,
-        previous_toolset=previous.toolset if previous is not None else None,
-        previous_owner=previous_owner,
-        generation=generation,
-        timestamp=timestamp,
-        seq=seq,
-        replaced=previous,
-    )
+        return [item if type(item) is Decision else decision_of(item) for item in items]
 
 
 def __getattr__(name: str) -> Any:
