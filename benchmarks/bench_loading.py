@@ -186,9 +186,9 @@ if variant == "stevedore":
 profiler = None
 if variant == "toolreg-profile":
     import cProfile
-    from toolreg._loaders import import_guard
+    from toolreg._loaders import pack_modules
     # cProfile sees one thread: the imports run on this one, without their deadline.
-    import_guard.import_with_deadline = lambda timeout, load, target: load(target)
+    pack_modules.import_with_deadline = lambda timeout, load, target: load(target)
     profiler = cProfile.Profile(time.thread_time)  # CPU time: steadier on a busy machine
     profiler.enable()
 start, cpu = time.perf_counter_ns(), time.process_time_ns()

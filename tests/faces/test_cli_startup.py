@@ -34,7 +34,6 @@ NOT_WITHOUT_PACKS = (
     "toolreg._mcp.manager",
     "toolreg._mcp_serve.http_guard",
     # what only a pack or a configured plugin folder needs (admission too, below)
-    "toolreg._loaders.import_guard",
     "toolreg._loaders.pack_modules",
     "toolreg._discovery.local_plugins",
 )

@@ -25,7 +25,6 @@ from .._contract.results import describe_exception
 from .._discovery.entrypoints import find_packs
 from .._policy.config import Config
 from .._policy.unknown_names import (
-    did_you_mean,
     plugin_ids_written,
     unknown_hooks,
     unknown_names,
@@ -35,14 +34,13 @@ from .._registry.registry import ToolRegistry
 from .report import PluginOutcome, PluginReport, summarise
 
 if TYPE_CHECKING:
-    import pluggy
-
     from .._core.decision_record import Decision
     from .._discovery.dist_info import InstalledSources
     from .._discovery.entrypoints import PackRecord
     from .._discovery.local_plugins import LocalPlugin
     from .hook_runner import HookFailure, HookRunner
     from .isolated_supervisor import IsolatedPacks
+    from .pack_hooks import PackPluginManager
 
 logger = logging.getLogger("toolreg.plugins")
 
@@ -75,15 +73,11 @@ class PluginHost:
         registry._callers.refusal_listener = weakref.WeakMethod(self._note_refusal)
 
     @functools.cached_property
-    def pm(self) -> pluggy.PluginManager:
+    def pm(self) -> PackPluginManager:
         """The pluggy manager, made when the first plugin is registered: no packs, no pluggy."""
-        import pluggy
+        from .pack_hooks import new_manager
 
-        import toolreg.hookspecs as hookspecs
-
-        pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        pm.add_hookspecs(hookspecs)
-        return pm
+        return new_manager()
 
     # -- public operations --------------------------------------------------
 
@@ -210,8 +204,13 @@ class PluginHost:
         local_file: str | None = None,
     ) -> bool:
         """Bind the namespaces, then ``load`` each target under the import deadline, into pluggy."""
-        from .import_guard import ImportTimeout, import_with_deadline
-        from .pack_modules import purge_modules, registry_as_singleton
+        from .pack_hooks import call_own, check_hook_names
+        from .pack_modules import (
+            ImportTimeout,
+            import_with_deadline,
+            purge_modules,
+            registry_as_singleton,
+        )
 
         plugin_id = outcome.id
         settings = self.config.plugins.entry(plugin_id)
@@ -247,9 +246,10 @@ class PluginHost:
                         continue  # two entry points naming one module
                     self.pm.register(obj, name=f"{plugin_id}#{index}")
                     objects.append(obj)
-                self._check_hook_names(objects)
-                self._call_own(objects, "toolreg_configure", settings=dict(settings.settings))
-                self._call_own(
+                check_hook_names(self.pm, objects)
+                call_own(self.pm, objects, "toolreg_configure", settings=dict(settings.settings))
+                call_own(
+                    self.pm,
                     objects,
                     "toolreg_register_tools",
                     registry=self.registry,
@@ -308,25 +308,6 @@ class PluginHost:
         logger.info("Loaded isolated plugin %s (%d tools)", outcome.id, len(outcome.tools_added))
         return outcome
 
-    def _check_hook_names(self, objects: list[Any]) -> None:
-        """A hook implementation whose name is no toolreg hook fails the pack, with the closest."""
-        import pluggy
-
-        from ..hookspecs import DISPATCH_HOOKS, SETUP_HOOKS
-
-        known = [*SETUP_HOOKS, *DISPATCH_HOOKS]
-        for name, caller in vars(self.pm.hook).items():
-            if caller.has_spec():
-                continue
-            for impl in caller.get_hookimpls():
-                if not impl.optionalhook and any(impl.plugin is obj for obj in objects):
-                    raise pluggy.PluginValidationError(
-                        impl.plugin,
-                        f"{name!r} (in {impl.function.__module__}) is not a toolreg hook"
-                        f"{did_you_mean(name, known)}",
-                    )
-        self.pm.check_pending()
-
     def _note_hooks(self, outcome: PluginOutcome, implemented: Collection[str]) -> None:
         """Report the hooks that run and the dispatch hooks the operator's ``hooks`` withholds."""
         from ..hookspecs import DISPATCH_HOOKS
@@ -337,12 +318,6 @@ class PluginHost:
         outcome.hooks_withheld = sorted(withheld)
         if outcome.hooks_withheld:
             logger.info("Plugin %s: hooks withheld: %s", outcome.id, outcome.hooks_withheld)
-
-    def _call_own(self, objects: list[Any], hook: str, **kwargs: Any) -> None:
-        """Run one plugin's own implementations of a setup hook."""
-        for impl in getattr(self.pm.hook, hook).get_hookimpls():
-            if any(impl.plugin is obj for obj in objects):
-                impl.function(**{name: kwargs[name] for name in impl.argnames})
 
     def _deactivate(self, plugin_id: str, namespaces: Sequence[str], objects: list[Any]) -> None:
         if self.isolated is not None:
@@ -390,6 +365,6 @@ class PluginHost:
         """Whether a plugin implements a dispatch hook; if not, the runner is not imported."""
         if "pm" not in self.__dict__:  # no plugin was ever registered: no pluggy either
             return False
-        from ..hookspecs import DISPATCH_HOOKS
+        from .pack_hooks import implements_dispatch_hook
 
-        return any(getattr(self.pm.hook, hook).get_hookimpls() for hook in DISPATCH_HOOKS)
+        return implements_dispatch_hook(self.pm)
