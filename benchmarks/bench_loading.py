@@ -29,6 +29,7 @@ reports; the exit code is always 0. See benchmarks/README.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -191,6 +192,35 @@ if variant == "toolreg-profile":
     pack_modules.import_with_deadline = lambda timeout, load, target: load(target)
     profiler = cProfile.Profile(time.thread_time)  # CPU time: steadier on a busy machine
     profiler.enable()
+parts = {}
+if variant == "toolreg-parts":
+    # Each part's wall time, summed over the load (the imports' own run on the worker).
+    from toolreg._discovery import dist_info
+    from toolreg._loaders import pack_hooks, pack_modules, plugins
+    from toolreg._policy import admission
+
+    def timed(owner, name):
+        real = getattr(owner, name)
+        key = (getattr(owner, "__name__", None) or type(owner).__name__).rpartition(".")[2]
+        key += "." + name
+
+        def part(*args, **kwargs):
+            begun = time.perf_counter_ns()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                parts[key] = parts.get(key, 0) + time.perf_counter_ns() - begun
+
+        setattr(owner, name, part)
+
+    for owner, name in (
+        (plugins, "find_packs"), (admission, "check_compatible"),
+        (dist_info, "installed_sources"), (target, "register_plugin_override_policy"),
+        (pack_modules, "import_with_deadline"), (pack_modules, "import_target"),
+        (target, "register"), (pack_hooks.PackPluginManager, "register"),
+        (target, "decisions"),
+    ):
+        timed(owner, name)
 start, cpu = time.perf_counter_ns(), time.process_time_ns()
 if variant == "floor":
     for index in range(packs):
@@ -210,6 +240,9 @@ if profiler is not None:
     import pstats
     profiler.disable()
     pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(40)
+if parts:
+    import json
+    print("PARTS " + json.dumps(parts), file=sys.stderr)
 print(elapsed, cpu, count(), len(scans))
 """
 
@@ -295,9 +328,40 @@ def bench_loading(site: str, root: str, config: str, cfg: Config) -> list[Result
     return results
 
 
+# What --parts prints: a label, the parts (owner.name) timed in the child, and
+# the parts taken away (the imports run inside the worker's round trip).
+IMPORTS = "pack_modules.import_target"
+PARTS = (
+    ("warm pack-cache check (find_packs)", "plugins.find_packs", ""),
+    ("compatibility (packaging, imported once)", "admission.check_compatible", ""),
+    ("RECORD read (installed_sources)", "dist_info.installed_sources", ""),
+    ("policy bind", "ToolRegistry.register_plugin_override_policy", ""),
+    ("import worker round trips", "pack_modules.import_with_deadline", IMPORTS),
+    ("the imports, their registrations included", IMPORTS, ""),
+    ("  of which the registrations (the gate)", "ToolRegistry.register", ""),
+    ("pluggy registration", "PackPluginManager.register", ""),
+    ("decisions read for the report", "ToolRegistry.decisions", ""),
+)
+
+
+def print_parts(site: str, root: str, config: str, samples: int) -> None:
+    """Median wall time of each part of toolreg's load, over ``samples`` interpreters."""
+    runs = []
+    for _ in range(samples):
+        sample = run_child(site, root, config, "toolreg-parts", "")
+        line = next(x for x in sample.stderr.splitlines() if x.startswith("PARTS "))
+        runs.append((sample.wall_ns, json.loads(line[len("PARTS ") :])))
+    print(f"toolreg's load by part, ms (medians of {samples} interpreters; timers add a little):")
+    print(f"  {'whole load':48s} {statistics.median(wall for wall, _ in runs) / 1e6:7.2f}")
+    for label, part, less in PARTS:
+        figures = [times.get(part, 0) - times.get(less, 0) for _, times in runs]
+        print(f"  {label:48s} {statistics.median(figures) / 1e6:7.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     def profile_option(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--profile", action="store_true", help="print toolreg's cProfile")
+        parser.add_argument("--parts", action="store_true", help="time each part of toolreg's load")
 
     args, cfg = parse_run(__doc__.splitlines()[0], argv, (FULL, QUICK), profile_option)
     started = time.perf_counter()
@@ -308,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
         run_case(results, "loading", lambda: bench_loading(site, root, config, cfg))
         if args.profile:
             print(run_child(site, root, config, "toolreg-profile", "").stderr)
+        if args.parts:
+            print_parts(site, root, config, cfg.samples)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     report(results, args, cfg, started)
