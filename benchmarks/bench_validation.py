@@ -76,7 +76,7 @@ def first_dispatch_after_reregistering(registry: ToolRegistry, cfg: Config, *, c
 
     def reregister() -> None:
         if cold:
-            validation._cached.cache_clear()
+            validation.clear_cache()
         # A new dict with the same content, as a pack reload or an MCP refresh sends it.
         schema = {"parameters": json.loads(json.dumps(PARAMETERS))}
         registry.register("checked", "bench", schema, handler)

@@ -46,3 +46,30 @@ def test_bench_targets_prints_every_row_with_a_verdict(tmp_path: Path) -> None:
     }
     assert payload["meta"]["memory_per_tool_bytes"] > 0
     assert "memory per registered tool:" in done.stdout
+
+
+def test_several_runs_show_each_rows_median_run_and_range() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from bench_targets import median_rows
+        from harness import Result
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    def run(register: float | None, dispatch: float) -> list[Result]:
+        failed = "bench_writes.py failed" if register is None else None
+        return [
+            Result("register", register, 10.0, target=75.0, note="w", error=failed),
+            Result("dispatch", dispatch, 10.0, target=3.0, note="v"),
+        ]
+
+    merged = median_rows([run(700.0, 50.0), run(None, 20.0), run(900.0, 40.0), run(800.0, 10.0)])
+    register, dispatch = merged
+    # The errored run is left out; of 70x, 80x and 90x the median run is 80x.
+    assert (register.ratio, register.verdict) == (80.0, "MISS")
+    assert register.note.startswith("median of 3 runs, 70.00x-90.00x")
+    # Of four, the lower median: a run that happened, not an average of two.
+    assert (dispatch.ratio, dispatch.verdict) == (2.0, "PASS")
+    assert dispatch.note.startswith("median of 4 runs, 1.00x-5.00x")
+    only_errors = median_rows([run(None, 1.0), run(None, 1.0)])
+    assert only_errors[0].verdict == "ERROR"

@@ -6,6 +6,7 @@ as the loader binds one; the registry under test is handed to its functions.
 
 from __future__ import annotations
 
+import functools
 import textwrap
 import threading
 
@@ -221,6 +222,33 @@ def test_register_many_reads_each_handler_and_each_nested_register_afresh(builti
     reg.register_many(specs())
     owners = {name: reg.get_owner(name) for name in ("host_tool", "nested", "pack_handler")}
     assert owners == {"host_tool": "host", "nested": "toolreg-gate", "pack_handler": "toolreg-gate"}
+
+
+def test_register_many_names_the_same_owners_as_register_one_by_one(reg):
+    """The batch's shortcut for a plain function answers as the full unwrapping does."""
+    from toolreg.builtin_tools._common import check_range
+
+    def host(args):
+        return "host"
+
+    handlers = {
+        "plain_builtin": check_range,
+        "wrapped_builtin": functools.wraps(check_range)(lambda args: "host"),
+        "plain_host": host,
+        "partial_of_builtin": functools.partial(check_range),
+        "host_with_attributes": functools.wraps(host)(lambda args: "host"),
+    }
+    reg.register_many([_spec(f"b_{name}", h) for name, h in handlers.items()])
+    for name, handler in handlers.items():
+        reg.register(f"o_{name}", "one", schema(f"o_{name}"), handler)
+    owners = {name: (reg.get_owner(f"b_{name}"), reg.get_owner(f"o_{name}")) for name in handlers}
+    assert owners == {
+        "plain_builtin": ("builtin", "builtin"),
+        "wrapped_builtin": ("builtin", "builtin"),
+        "plain_host": ("host", "host"),
+        "partial_of_builtin": ("builtin", "builtin"),
+        "host_with_attributes": ("host", "host"),
+    }
 
 
 def test_register_many_sees_a_policy_bound_half_way(reg, pack):

@@ -178,6 +178,36 @@ def test_a_schema_checked_by_content_is_not_trusted_for_other_types(reg):
     bad = {"parameters": {"type": "object", "properties": {"p": {}}, "required": ("p",)}}
     with pytest.raises(ValueError, match="'u'.*required"):
         reg.register("u", "ts", bad, ok)
+    # bytes for a str: equal length, equal characters, and JSON cannot encode it.
+    good = {"parameters": {"type": "object", "properties": {"p": {"default": "abc"}}}}
+    reg.register("v", "ts", good, ok)
+    bad = {"parameters": {"type": "object", "properties": {"p": {"default": b"abc"}}}}
+    with pytest.raises(ValueError, match="'w'.*JSON-serialisable"):
+        reg.register("w", "ts", bad, ok)
+
+
+def test_parameters_built_alike_are_checked_once_shared_or_not(reg, monkeypatch):
+    from toolreg._contract import schema_checks
+
+    checked = []
+    full_check = schema_checks.check_parameters
+    monkeypatch.setattr(
+        schema_checks, "check_parameters", lambda *a: checked.append(a[0]) or full_check(*a)
+    )
+    unique = f"p{id(checked)}"  # content no other test has registered
+
+    def parameters(shared_items=None):
+        items = shared_items or {"type": "string"}
+        return {"type": "object", "properties": {unique: {"type": "array", "items": items}}}
+
+    for n in range(20):
+        reg.register(f"t{n}", "ts", {"parameters": parameters()}, ok)
+    assert checked == ["t0"], "content that passed is not checked again"
+    shared = {"type": "string"}
+    reg.register("s1", "ts", {"parameters": parameters(shared)}, ok)
+    reg.register("s2", "ts", {"parameters": parameters(shared)}, ok)
+    # The same content held twice may encode otherwise: at worst checked again, and passed.
+    assert set(checked) <= {"t0", "s1", "s2"} and len(reg) == 22
 
 
 def test_a_checked_schema_changed_afterwards_is_checked_again_as_a_new_dict(reg):

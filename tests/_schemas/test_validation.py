@@ -218,6 +218,44 @@ def test_the_cache_is_bounded():
     for n in range(validation.CACHE_SIZE + 5):
         validation.compiled_schema({"type": "object", "properties": {f"p{n}": {}}, "title": "b"})
     assert validation._cached.cache_info().currsize == validation.CACHE_SIZE
+    assert 0 < len(validation._BY_ENCODING) <= validation.CACHE_SIZE
+
+
+def test_an_equal_schema_is_found_without_its_json_text(monkeypatch):
+    # Both dicts as a pack reload or an MCP refresh sends them: built alike.
+    params = json.loads(json.dumps(fresh_params("encoding")))
+    first = validation.compiled_schema(params)
+    # Equal content holding one sub-schema twice encodes otherwise: found by its JSON.
+    shared = {**params, "properties": dict.fromkeys(params["properties"], {"type": "string"})}
+    alike = {**params, "properties": {k: {"type": "string"} for k in params["properties"]}}
+    assert validation.compiled_schema(shared) is validation.compiled_schema(alike)
+    copy = json.loads(json.dumps(params))
+
+    def no_json(*args, **kwargs):
+        raise AssertionError("the JSON key was computed")
+
+    monkeypatch.setattr(validation.json, "dumps", no_json)
+    assert validation.compiled_schema(copy) is first
+
+
+def test_the_encoding_key_tells_types_formats_and_order_apart():
+    params = {
+        "type": "object",
+        "title": fresh_params("kinds")["title"],
+        "properties": {"when": {"type": "string", "format": "date"}},
+    }
+    with_formats = validation.compiled_schema(params)
+    as_notes = validation.compiled_schema(dict(params), use_formats=False)
+    assert as_notes is not with_formats
+    assert as_notes.validate({"when": "not a date"}) == {"when": "not a date"}
+    # A tuple reads as the JSON list it encodes to: the same compiled schema,
+    # found under both encodings.
+    listed = {**params, "required": ["when"]}
+    tupled = {**params, "required": ("when",)}
+    assert validation.compiled_schema(tupled) is validation.compiled_schema(listed)
+    reordered = {**params, "properties": {"b": {}, "a": {}}}
+    ordered = {**params, "properties": {"a": {}, "b": {}}}
+    assert validation.compiled_schema(reordered) is not validation.compiled_schema(ordered)
 
 
 def test_many_threads_registering_and_dispatching_one_schema(reg, handler):

@@ -32,13 +32,17 @@ _NAMES_PASSED_LIMIT = 8192
 
 #: ``parameters`` that passed, by content: many tools built alike (a generated
 #: pack, an MCP server's list fetched again) check their shared shape once.
-#: The key is the marshal encoding, which exists only for plain dicts, lists,
-#: strings, numbers, booleans and None, and is equal only for equal such
-#: content: a value of any other type is checked in full, every time.
+#: The key is the marshal encoding, which exists only for exact dicts, lists,
+#: tuples, strings, numbers, booleans and None (a value of any other type is
+#: checked in full, every time). Bytes that can be read back are equal only
+#: for content equal type for type, so a key never matches other content.
+#: Version 4 writes ASCII strings as they are and marks objects held more
+#: than once, so equal content held differently (a sub-schema shared by two
+#: tools, an interned string) may encode differently: a miss, checked in full.
 _PASSED_PARAMETERS: set[bytes] = set()
 _PASSED_PARAMETERS_LIMIT = 1024
 _KEY_LIMIT = 8192  # bytes; a bigger schema is checked in full, not kept
-_MARSHAL_VERSION = 2  # no back-references: equal content, equal bytes
+_MARSHAL_VERSION = 4  # about half version 2's cost, which encodes every string as UTF-8
 #: Top-level values JSON can always encode (exact types: a subclass may not be).
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 

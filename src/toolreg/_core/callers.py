@@ -217,6 +217,10 @@ class Callers:
 
 def _builtin_handler(handler: Handler) -> bool:
     """Whether a layer of ``handler`` names a built-in module; asked once no plugin is involved."""
+    if type(handler) is FunctionType and not handler.__dict__:
+        # Most writes are a plain function's: its one layer is its own module
+        # (``handler_origins`` says so too), read without building the list.
+        return is_builtin_module(handler.__module__)
     return any(is_builtin_module(module) for module, _ in handler_origins(handler))
 
 
