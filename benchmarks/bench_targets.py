@@ -109,21 +109,30 @@ def rows_of(script: str, wanted: list[str], payload: dict | None) -> list[Result
     return rows
 
 
-def median_rows(runs: list[list[Result]]) -> list[Result]:
-    """Per row, the run whose ratio is the median of the runs', noting the range.
+def _margin(result: Result) -> float:
+    ratio = result.ratio or 0.0
+    return ratio / result.target if result.target else ratio
 
-    An errored run counts only when every run errored: its row is then the first.
+
+def median_rows(runs: list[list[Result]]) -> list[Result]:
+    """Per row, the median run, noting the range of the runs' ratios.
+
+    Runs are ordered by ratio over target, so a row whose target is measured in
+    each run (loading, against pluggy's own ratio) takes the run of median
+    margin, and its verdict is that run's. An errored run counts only when
+    every run errored: its row is then the first.
     """
     if len(runs) == 1:
         return runs[0]
     merged = []
     for samples in zip(*runs, strict=True):
-        timed = sorted((r for r in samples if r.ratio is not None), key=lambda r: r.ratio or 0.0)
+        timed = sorted((r for r in samples if r.ratio is not None), key=_margin)
         if not timed:
             merged.append(samples[0])
             continue
         middle = timed[(len(timed) - 1) // 2]  # the lower median: a real run, not an average
-        low, high = timed[0].ratio, timed[-1].ratio
+        ratios = [r.ratio or 0.0 for r in timed]
+        low, high = min(ratios), max(ratios)
         note = f"median of {len(timed)} runs, {low:.2f}x-{high:.2f}x; {middle.note}"
         merged.append(
             Result(middle.case, middle.value_ns, middle.floor_ns, middle.target, note=note)

@@ -73,3 +73,12 @@ def test_several_runs_show_each_rows_median_run_and_range() -> None:
     assert dispatch.note.startswith("median of 4 runs, 1.00x-5.00x")
     only_errors = median_rows([run(None, 1.0), run(None, 1.0)])
     assert only_errors[0].verdict == "ERROR"
+    # A target measured in each run (loading, against pluggy's ratio): the run
+    # of median margin (9.5x of 10x), not of median ratio (10x of 9x), gives the verdict.
+    runs = [
+        [Result("load", value, 10.0, target=target, note="l")]
+        for value, target in ((100.0, 9.0), (95.0, 10.0), (120.0, 13.0))
+    ]
+    (load,) = median_rows(runs)
+    assert (load.ratio, load.target, load.verdict) == (9.5, 10.0, "PASS")
+    assert load.note.startswith("median of 3 runs, 9.50x-12.00x")
