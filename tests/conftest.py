@@ -14,13 +14,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pydantic import BaseModel, TypeAdapter
 
 from serve_harness import HttpServer, ServeSetup
 from toolreg import ToolRegistry
+
+if TYPE_CHECKING:
+    from toolreg._discovery.entrypoints import PackRecord
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -231,6 +234,20 @@ def make_package(tmp_path: Path) -> Iterator[Callable[..., ModuleType | None]]:
     for name in created:
         for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[module]
+
+
+def pack_record(name: str) -> PackRecord:
+    """The record of a pack ``make_package`` wrote: one entry point, its id the name dashed."""
+    from toolreg._discovery.entrypoints import PackRecord
+
+    return PackRecord(
+        plugin_id=name.replace("_", "-"),
+        distribution=name,
+        version="1.0",
+        entry_points=(("main", name),),
+        requires_toolreg=None,
+        path="",
+    )
 
 
 @pytest.fixture(scope="session")

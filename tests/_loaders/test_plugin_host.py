@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
+from conftest import pack_record as record
 from toolreg import ToolRegistry, parse_config
-from toolreg._discovery.entrypoints import PackRecord
 from toolreg._loaders.plugins import PluginHost
 
 HOOKS = """
@@ -89,17 +89,6 @@ class EvilStr(str):
 def autoload(monkeypatch):
     """The suite turns pack autoload off; these tests hand the host their packs."""
     monkeypatch.delenv("TOOLREG_DISABLE_PLUGIN_AUTOLOAD", raising=False)
-
-
-def record(name: str) -> PackRecord:
-    return PackRecord(
-        plugin_id=name.replace("_", "-"),
-        distribution=name,
-        version="1.0",
-        entry_points=(("main", name),),
-        requires_toolreg=None,
-        path="",
-    )
 
 
 @pytest.fixture

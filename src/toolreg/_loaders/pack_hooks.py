@@ -9,7 +9,7 @@ cannot be anything else, and leaves every other name to pluggy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib.machinery import ModuleSpec, SourceFileLoader
 from types import BuiltinFunctionType, FunctionType, ModuleType
 from typing import Any
@@ -101,6 +101,27 @@ def call_own(pm: pluggy.PluginManager, objects: Sequence[Any], hook: str, **kwar
     for impl in getattr(pm.hook, hook).get_hookimpls():
         if any(impl.plugin is obj for obj in objects):
             impl.function(**{name: kwargs[name] for name in impl.argnames})
+
+
+def has_setup_hooks(pm: pluggy.PluginManager, objects: Sequence[Any]) -> bool:
+    """Whether one of a plugin's objects implements a setup hook."""
+    return any(
+        impl.plugin is obj
+        for hook in hookspecs.SETUP_HOOKS
+        for impl in getattr(pm.hook, hook).get_hookimpls()
+        for obj in objects
+    )
+
+
+def run_setup_hooks(
+    pm: pluggy.PluginManager,
+    objects: Sequence[Any],
+    registry: ToolRegistry,
+    settings: Mapping[str, Any],
+) -> None:
+    """A plugin's ``toolreg_configure`` and then its ``toolreg_register_tools``."""
+    call_own(pm, objects, "toolreg_configure", settings=dict(settings))
+    call_own(pm, objects, "toolreg_register_tools", registry=registry, settings=dict(settings))
 
 
 def implements_dispatch_hook(pm: pluggy.PluginManager) -> bool:

@@ -6,7 +6,9 @@ hang every command; one that calls ``os._exit(0)`` would end the host with
 exit code 0 and no word, skipping every ``finally`` and ``atexit``. So each
 import runs on the import worker pool (``_workers``), and the loader stops
 waiting at ``[plugins] import_timeout``; and ``os._exit`` called on an import
-worker raises ExitRefused instead of exiting.
+worker raises ExitRefused instead of exiting. Installed packs are loaded by an
+:class:`ImportLoop`: one worker runs the whole pack loop, and the caller
+watches each import's deadline.
 
 The limits, plainly: a hung import keeps running on its daemon thread (it is
 counted as stuck); and code that ends the process another way (``ctypes``, a
@@ -18,14 +20,16 @@ main thread (``signal.signal``) does so in its ``toolreg_configure`` hook.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import importlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from .._dispatch.workers import IMPORT_POOL, DeadlineExceeded
+from .._dispatch.workers import IMPORT_POOL, DeadlineExceeded, NoCapacity
 
 if TYPE_CHECKING:
     from .._registry.registry import ToolRegistry
@@ -98,10 +102,26 @@ def import_with_deadline(timeout: float, load: Callable[[T], Any], target: T) ->
     try:
         return IMPORT_POOL.run(timeout or None, load, target)
     except DeadlineExceeded:
-        raise ImportTimeout(
-            f"its import did not finish within {timeout:g} s ([plugins] import_timeout); "
-            "it may still be running"
-        ) from None
+        raise _timed_out(timeout) from None
+
+
+def refuse_late_registrations(
+    registry: ToolRegistry, plugin_id: str, bindings: Sequence[tuple[str, Any, Any]]
+) -> None:
+    """Bind a timed-out pack to no tool names: its import runs on, and what it registers
+    later stays its own, and is refused. ``bindings``: (namespace, files, paths) as bound.
+    """
+    for namespace, files, paths in bindings:
+        registry.register_plugin_override_policy(
+            namespace, False, plugin_id=plugin_id, paths=paths, tool_patterns=(), files=files
+        )
+
+
+def _timed_out(timeout: float) -> ImportTimeout:
+    return ImportTimeout(
+        f"its import did not finish within {timeout:g} s ([plugins] import_timeout); "
+        "it may still be running"
+    )
 
 
 def _refusing_exit(status: int) -> NoReturn:
@@ -124,3 +144,170 @@ def _guard_exit() -> None:
         posix = sys.modules.get(os.name)  # ``posix`` or ``nt``: the same function, reached directly
         if posix is not None and getattr(posix, "_exit", None) is _real_exit:
             posix._exit = _refusing_exit
+
+
+# -- one worker for a whole pack loop ---------------------------------------------
+
+
+class _Abandoned(BaseException):
+    """Raised on a loop worker whose caller gave up on it: it touches nothing more.
+
+    Not an Exception, so no ``except Exception`` on the way out catches it.
+    """
+
+
+# The number of the loop a thread works for, while it does (see ImportLoop.run).
+_loop_worker = threading.local()
+
+
+class ImportLoop:
+    """A load's pack loop on one import worker, its caller watching each import's deadline.
+
+    A thread hand-off per import cost more than many an import: two thread
+    switches, with the pack's data moving between CPUs. Here the caller hands
+    the whole loop over once. The worker publishes when each import starts; the
+    caller sleeps until that import's deadline, until the worker asks it to run
+    something on its own thread (setup hooks, a process-isolated pack), or until
+    the loop is done. Past a deadline the caller gives that worker up (it stops,
+    touching nothing, once its import returns), fails the pack and continues the
+    loop on a new worker. Off a loop worker, ``load`` and ``on_caller`` hand off
+    per import and call directly, as for local plugins.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self._cond = threading.Condition(threading.Lock())
+        # Everything below is read and written under _cond's lock.
+        self._worker = 0  # the live worker's number: a worker with any other is given up
+        self._since: float | None = None  # when the running import started
+        self._recover: Callable[[ImportTimeout], Any] | None = None
+        self._request: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
+        self._reply: tuple[bool, Any] | None = None
+        self._finished: tuple[bool, BaseException | None] | None = None
+
+    def run(self, job: Callable[[], None], recovered: Callable[[Any], Any]) -> None:
+        """Run ``job`` on import workers; past a deadline, on a new one.
+
+        ``recovered`` gets what the timed-out import's ``recover`` returned;
+        then ``job`` runs again and must pick up after that pack.
+        """
+        _guard_exit()
+        while True:
+            with self._cond:
+                self._worker += 1
+                number = self._worker
+                self._since = self._recover = self._request = self._reply = None
+                self._finished = None
+            try:
+                future = IMPORT_POOL.submit(None, self._work, number, job)
+            except NoCapacity:
+                # Every import worker is stuck: per import, each pack fails as it would.
+                return job()
+            recover = self._watch()
+            if recover is None:
+                return
+            IMPORT_POOL.abandon(future)
+            recovered(recover(_timed_out(self.timeout)))
+
+    def load(self, load: Callable[[T], Any], target: T, recover: Callable[[Any], Any]) -> Any:
+        """``load(target)`` under the deadline; ``recover`` fails the pack if it passes."""
+        number = getattr(_loop_worker, "number", None)
+        if number is None:
+            return import_with_deadline(self.timeout, load, target)
+        with self._cond:
+            if self._worker != number:
+                raise _Abandoned
+            self._since, self._recover = time.monotonic(), recover
+        try:
+            # Each import gets its own copy of the context, as a hand-off gives it.
+            return contextvars.copy_context().run(load, target)
+        finally:
+            with self._cond:
+                if self._worker != number:
+                    raise _Abandoned  # noqa: B012 - given up: the result is no longer ours
+                self._since = self._recover = None
+
+    def on_caller(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on the caller's thread; its exception is raised here."""
+        number = getattr(_loop_worker, "number", None)
+        if number is None:
+            return fn(*args)
+        with self._cond:
+            if self._worker != number:
+                raise _Abandoned
+            self._request = (fn, args)
+            self._cond.notify_all()
+            while self._reply is None and self._worker == number:
+                self._cond.wait()
+            if self._worker != number:
+                raise _Abandoned
+            ok, value = self._reply
+            self._reply = None
+        if ok:
+            return value  # type: ignore[no-any-return]
+        raise value
+
+    def registry_swapped(self, registry: ToolRegistry) -> contextlib.AbstractContextManager[None]:
+        """``registry_as_singleton``, unless the caller of this loop worker holds it."""
+        if getattr(_loop_worker, "number", None) is None:
+            return registry_as_singleton(registry)
+        return contextlib.nullcontext()
+
+    def _work(self, number: int, job: Callable[[], None]) -> None:
+        _loop_worker.number = number
+        try:
+            job()
+        except _Abandoned:
+            return
+        except BaseException as exc:  # raised again on the caller's thread
+            finished: tuple[bool, BaseException | None] = (False, exc)
+        else:
+            finished = (True, None)
+        finally:
+            _loop_worker.number = None
+        with self._cond:
+            if self._worker == number:
+                self._finished = finished
+                self._cond.notify_all()
+
+    def _watch(self) -> Callable[[ImportTimeout], Any] | None:
+        """Serve the worker until the loop ends (None) or an import passes its deadline."""
+        cond = self._cond
+        with cond:
+            try:
+                while True:
+                    if self._finished is not None:
+                        ok, error = self._finished
+                        if error is not None:
+                            raise error
+                        return None
+                    if self._request is not None:
+                        self._reply = self._serve()
+                        cond.notify_all()
+                        continue
+                    wait = None  # no deadline: until the worker calls
+                    if self.timeout and self._since is None:
+                        wait = self.timeout  # then look again: an import may be running
+                    elif self.timeout:
+                        wait = self._since + self.timeout - time.monotonic()
+                        if wait <= 0:
+                            self._worker += 1  # given up
+                            return self._recover
+                    cond.wait(wait)
+            except BaseException:
+                self._worker += 1  # the caller is leaving (an interrupt): the worker stops
+                cond.notify_all()
+                raise
+
+    def _serve(self) -> tuple[bool, Any]:
+        """Run the worker's request, without the lock; called with it held."""
+        assert self._request is not None
+        fn, args = self._request
+        self._request = None
+        self._cond.release()
+        try:
+            return True, fn(*args)
+        except (Exception, SystemExit) as exc:  # the pack's, handled where it loads
+            return False, exc
+        finally:
+            self._cond.acquire()

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .hook_runner import HookFailure, HookRunner
     from .isolated_supervisor import IsolatedPacks
     from .pack_hooks import PackPluginManager
+    from .pack_modules import ImportLoop
 
 logger = logging.getLogger("toolreg.plugins")
 
@@ -70,6 +71,7 @@ class PluginHost:
         #: The processes of packs with isolation = "process"; made on first use.
         self.isolated: IsolatedPacks | None = None
         self._lock = threading.RLock()
+        self._imports: ImportLoop | None = None  # while installed packs load
         registry._callers.refusal_listener = weakref.WeakMethod(self._note_refusal)
 
     @functools.cached_property
@@ -88,10 +90,10 @@ class PluginHost:
             claimed = {ns: pid for pid, a in self.active.items() for ns in a.namespaces}
             # Packs share a few site-packages folders: each is resolved once per load.
             realpath = functools.lru_cache(maxsize=None)(os.path.realpath)
-            for record in sorted(
+            records = sorted(
                 packs if packs is not None else find_packs(), key=attrgetter("plugin_id")
-            ):
-                report.plugins.append(self._load_pack(record, claimed, realpath))
+            )
+            report.plugins.extend(self._load_packs(records, claimed, realpath))
             if self.config.plugins.paths:  # the folder scan is imported only for folders
                 from .._discovery.local_plugins import find_local_plugins
 
@@ -126,6 +128,31 @@ class PluginHost:
         return list(self.hooks.failures) if self.hooks is not None else []
 
     # -- loading ------------------------------------------------------------------
+
+    def _load_packs(
+        self, records: list[PackRecord], claimed: dict[str, str], realpath: Callable[[str], str]
+    ) -> list[PluginOutcome]:
+        """Installed packs in id order, the loop on one import worker (see ImportLoop)."""
+        if not records:
+            return []
+        from .pack_modules import ImportLoop, registry_as_singleton
+
+        outcomes: list[PluginOutcome] = []
+        imports = self._imports = ImportLoop(self.config.plugins.import_timeout)
+
+        def rest() -> None:  # from the first pack without an outcome: a new worker resumes
+            for record in records[len(outcomes) :]:
+                if self.config.plugins.isolation_of(record.plugin_id) == "process":
+                    outcomes.append(imports.on_caller(self._load_pack, record, claimed, realpath))
+                else:
+                    outcomes.append(self._load_pack(record, claimed, realpath))
+
+        try:
+            with registry_as_singleton(self.registry):
+                imports.run(rest, outcomes.append)
+        finally:
+            self._imports = None
+        return outcomes
 
     def _load_pack(
         self, record: PackRecord, claimed: dict[str, str], realpath: Callable[[str], str]
@@ -204,13 +231,8 @@ class PluginHost:
         local_file: str | None = None,
     ) -> bool:
         """Bind the namespaces, then ``load`` each target under the import deadline, into pluggy."""
-        from .pack_hooks import call_own, check_hook_names
-        from .pack_modules import (
-            ImportTimeout,
-            import_with_deadline,
-            purge_modules,
-            registry_as_singleton,
-        )
+        from .pack_hooks import check_hook_names, has_setup_hooks, run_setup_hooks
+        from .pack_modules import ImportLoop, purge_modules
 
         plugin_id = outcome.id
         settings = self.config.plugins.entry(plugin_id)
@@ -239,36 +261,23 @@ class PluginHost:
             # A module already imported (by the host, or into another registry)
             # would not run its registrations again: always import it afresh.
             purge_modules(namespaces)
-            with registry_as_singleton(self.registry):
+            imports = self._imports or ImportLoop(self.config.plugins.import_timeout)
+            # Past its deadline, the caller fails the pack: this thread is stuck in it.
+            recover = functools.partial(self._failed, outcome, namespaces, objects, bindings)
+            with imports.registry_swapped(self.registry):
                 for index, target in enumerate(targets):
-                    obj = import_with_deadline(self.config.plugins.import_timeout, load, target)
+                    obj = imports.load(load, target, recover)
                     if self.pm.is_registered(obj):
                         continue  # two entry points naming one module
                     self.pm.register(obj, name=f"{plugin_id}#{index}")
                     objects.append(obj)
                 check_hook_names(self.pm, objects)
-                call_own(self.pm, objects, "toolreg_configure", settings=dict(settings.settings))
-                call_own(
-                    self.pm,
-                    objects,
-                    "toolreg_register_tools",
-                    registry=self.registry,
-                    settings=dict(settings.settings),
-                )
-        except (Exception, SystemExit) as exc:  # a pack calling exit() must not end the host
-            self._deactivate(plugin_id, namespaces, objects)
-            if isinstance(exc, ImportTimeout):
-                # Its import runs on: whatever it registers later stays its own, and is refused.
-                for namespace, files, paths in bindings:
-                    self.registry.register_plugin_override_policy(
-                        namespace,
-                        False,
-                        plugin_id=plugin_id,
-                        paths=paths,
-                        tool_patterns=(),
-                        files=files,
+                if has_setup_hooks(self.pm, objects):  # on the caller's thread, as documented
+                    imports.on_caller(
+                        run_setup_hooks, self.pm, objects, self.registry, settings.settings
                     )
-            self._fail(outcome, exc)
+        except (Exception, SystemExit) as exc:  # a pack calling exit() must not end the host
+            self._failed(outcome, namespaces, objects, bindings, exc)
             return False
         summarise(outcome, self.registry.decisions(since))
         implemented = {c.name for obj in objects for c in self.pm.get_hookcallers(obj) or ()}
@@ -276,6 +285,22 @@ class PluginHost:
         self.active[plugin_id] = _Active(outcome, namespaces, objects)
         logger.info("Loaded plugin %s (%d tools)", plugin_id, len(outcome.tools_added))
         return True
+
+    def _failed(
+        self,
+        outcome: PluginOutcome,
+        namespaces: tuple[str, ...],
+        objects: list[Any],
+        bindings: list[tuple[str, Any, Any]],
+        exc: BaseException,
+    ) -> PluginOutcome:
+        """Undo a pack's partial load and report why it failed."""
+        from .pack_modules import ImportTimeout, refuse_late_registrations
+
+        self._deactivate(outcome.id, namespaces, objects)
+        if isinstance(exc, ImportTimeout):
+            refuse_late_registrations(self.registry, outcome.id, bindings)
+        return self._fail(outcome, exc)
 
     def _load_isolated(
         self, outcome: PluginOutcome, source: PackRecord | LocalPlugin
