@@ -188,7 +188,8 @@ profiler = None
 if variant == "toolreg-profile":
     import cProfile
     from toolreg._loaders import pack_modules
-    # cProfile sees one thread: the imports run on this one, without their deadline.
+    # cProfile sees one thread: the pack loop runs on this one, without deadlines.
+    pack_modules.ImportLoop.run = lambda self, job, recovered: job()
     pack_modules.import_with_deadline = lambda timeout, load, target: load(target)
     profiler = cProfile.Profile(time.thread_time)  # CPU time: steadier on a busy machine
     profiler.enable()
@@ -197,6 +198,7 @@ if variant == "toolreg-parts":
     # Each part's wall time, summed over the load (the imports' own run on the worker).
     from toolreg._discovery import dist_info
     from toolreg._loaders import pack_hooks, pack_modules, plugins
+    from toolreg._loaders.plugins import PluginHost
     from toolreg._policy import admission
 
     def timed(owner, name):
@@ -216,7 +218,8 @@ if variant == "toolreg-parts":
     for owner, name in (
         (plugins, "find_packs"), (admission, "check_compatible"),
         (dist_info, "installed_sources"), (target, "register_plugin_override_policy"),
-        (pack_modules, "import_with_deadline"), (pack_modules, "import_target"),
+        (pack_modules.ImportLoop, "run"), (PluginHost, "_load_pack"),
+        (pack_modules, "import_target"),
         (target, "register"), (pack_hooks.PackPluginManager, "register"),
         (target, "decisions"),
     ):
@@ -329,14 +332,14 @@ def bench_loading(site: str, root: str, config: str, cfg: Config) -> list[Result
 
 
 # What --parts prints: a label, the parts (owner.name) timed in the child, and
-# the parts taken away (the imports run inside the worker's round trip).
+# the parts taken away (the packs load inside the import worker's loop).
 IMPORTS = "pack_modules.import_target"
 PARTS = (
     ("warm pack-cache check (find_packs)", "plugins.find_packs", ""),
     ("compatibility (packaging, imported once)", "admission.check_compatible", ""),
     ("RECORD read (installed_sources)", "dist_info.installed_sources", ""),
     ("policy bind", "ToolRegistry.register_plugin_override_policy", ""),
-    ("import worker round trips", "pack_modules.import_with_deadline", IMPORTS),
+    ("import worker: the hand-off and the watch", "ImportLoop.run", "PluginHost._load_pack"),
     ("the imports, their registrations included", IMPORTS, ""),
     ("  of which the registrations (the gate)", "ToolRegistry.register", ""),
     ("pluggy registration", "PackPluginManager.register", ""),
