@@ -2,7 +2,8 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/bench_loading.py [--quick] [--json PATH] [--profile]
+    .venv/bin/python benchmarks/bench_loading.py [--quick] [--json PATH] [--profile] [--parts]
+        [--inline]
 
 A temp site dir gets 50 installed packs the way pip lays them out: a package
 whose import registers 5 tools with ``toolreg.registry``, and a dist-info with
@@ -22,7 +23,9 @@ imports what it needs untimed, then times only the loading:
 
 Every row is the median of N interpreters against the floor's median. Target:
 toolreg's ratio to the floor <= pluggy's ratio to the floor. ``--profile``
-also prints the toolreg row's cProfile, top functions by own time. The script
+also prints the toolreg row's cProfile, top functions by own time; ``--inline``
+adds a row with toolreg's pack loop on the calling thread, no deadline (what
+the import worker costs, measurement only). The script
 reports; the exit code is always 0. See benchmarks/README.md.
 """
 
@@ -185,12 +188,13 @@ ours = [f"toolreg_load{index:03d}" for index in range(packs)]
 if variant == "stevedore":
     from stevedore import NamedExtensionManager
 profiler = None
-if variant == "toolreg-profile":
-    import cProfile
+if variant in ("toolreg-profile", "toolreg-inline"):
     from toolreg._loaders import pack_modules
-    # cProfile sees one thread: the pack loop runs on this one, without deadlines.
+    # The pack loop on this thread, without deadlines (cProfile sees one thread).
     pack_modules.ImportLoop.run = lambda self, job, recovered: job()
     pack_modules.import_with_deadline = lambda timeout, load, target: load(target)
+if variant == "toolreg-profile":
+    import cProfile
     profiler = cProfile.Profile(time.thread_time)  # CPU time: steadier on a busy machine
     profiler.enable()
 parts = {}
@@ -291,8 +295,11 @@ def run_child(site: str, root: str, config: str, variant: str, others: str) -> S
     return Sample(float(wall), float(cpu), int(tools), int(scans), out.stderr)
 
 
-def bench_loading(site: str, root: str, config: str, cfg: Config) -> list[Result]:
+def bench_loading(
+    site: str, root: str, config: str, cfg: Config, inline: bool = False
+) -> list[Result]:
     variants = [v for v in VARIANTS if v != "stevedore" or has_stevedore()]
+    variants += ["toolreg-inline"] if inline else []
     expected = PACKS * TOOLS_PER_PACK
     others = other_packs(site, root)
     for variant in variants:  # warm-up: bytecode, page cache, the discovery caches
@@ -328,6 +335,8 @@ def bench_loading(site: str, root: str, config: str, cfg: Config) -> list[Result
     )
     toolreg.note = f"{wall['toolreg'] / wall['pluggy']:.2f}x pluggy's time; " + toolreg.note
     results.append(toolreg)
+    if inline:
+        results.append(row("toolreg, the pack loop on the caller (no deadline)", "toolreg-inline"))
     return results
 
 
@@ -365,6 +374,11 @@ def main(argv: list[str] | None = None) -> int:
     def profile_option(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--profile", action="store_true", help="print toolreg's cProfile")
         parser.add_argument("--parts", action="store_true", help="time each part of toolreg's load")
+        parser.add_argument(
+            "--inline",
+            action="store_true",
+            help="also toolreg with its pack loop on the calling thread (measurement only)",
+        )
 
     args, cfg = parse_run(__doc__.splitlines()[0], argv, (FULL, QUICK), profile_option)
     started = time.perf_counter()
@@ -372,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     results: list[Result] = []
     try:
         site, config = make_site(root), write_config(root)
-        run_case(results, "loading", lambda: bench_loading(site, root, config, cfg))
+        run_case(results, "loading", lambda: bench_loading(site, root, config, cfg, args.inline))
         if args.profile:
             print(run_child(site, root, config, "toolreg-profile", "").stderr)
         if args.parts:

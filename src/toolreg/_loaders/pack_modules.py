@@ -170,8 +170,9 @@ class ImportLoop:
     something on its own thread (setup hooks, a process-isolated pack), or until
     the loop is done. Past a deadline the caller gives that worker up (it stops,
     touching nothing, once its import returns), fails the pack and continues the
-    loop on a new worker. Off a loop worker, ``load`` and ``on_caller`` hand off
-    per import and call directly, as for local plugins.
+    loop on a new worker. Off a loop worker (local plugins; every import worker
+    stuck), ``load`` hands each import to a worker of its own and ``on_caller``
+    calls at once.
     """
 
     def __init__(self, timeout: float) -> None:
@@ -183,7 +184,8 @@ class ImportLoop:
         self._recover: Callable[[ImportTimeout], Any] | None = None
         self._request: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
         self._reply: tuple[bool, Any] | None = None
-        self._finished: tuple[bool, BaseException | None] | None = None
+        self._done = False
+        self._error: BaseException | None = None  # the job's own, raised on the caller
 
     def run(self, job: Callable[[], None], recovered: Callable[[Any], Any]) -> None:
         """Run ``job`` on import workers; past a deadline, on a new one.
@@ -196,8 +198,8 @@ class ImportLoop:
             with self._cond:
                 self._worker += 1
                 number = self._worker
-                self._since = self._recover = self._request = self._reply = None
-                self._finished = None
+                self._since = self._recover = self._request = self._reply = self._error = None
+                self._done = False
             try:
                 future = IMPORT_POOL.submit(None, self._work, number, job)
             except NoCapacity:
@@ -255,19 +257,18 @@ class ImportLoop:
 
     def _work(self, number: int, job: Callable[[], None]) -> None:
         _loop_worker.number = number
+        error = None
         try:
             job()
         except _Abandoned:
             return
         except BaseException as exc:  # raised again on the caller's thread
-            finished: tuple[bool, BaseException | None] = (False, exc)
-        else:
-            finished = (True, None)
+            error = exc
         finally:
             _loop_worker.number = None
         with self._cond:
             if self._worker == number:
-                self._finished = finished
+                self._done, self._error = True, error
                 self._cond.notify_all()
 
     def _watch(self) -> Callable[[ImportTimeout], Any] | None:
@@ -276,10 +277,9 @@ class ImportLoop:
         with cond:
             try:
                 while True:
-                    if self._finished is not None:
-                        ok, error = self._finished
-                        if error is not None:
-                            raise error
+                    if self._done:
+                        if self._error is not None:
+                            raise self._error
                         return None
                     if self._request is not None:
                         self._reply = self._serve()
