@@ -266,15 +266,19 @@ def test_what_a_timed_out_import_registers_later_is_refused(pack_venv, tmp_path)
         while worker_stats()["import"]["stuck"]:
             time.sleep(0.05)
         rejected = [d.tool for d in registry.decisions() if d.action == "rejected"]
+        # Never unbound on the way: its namespace stays bound, to no tool names.
+        policy = registry.get_plugin_policy("hang_pack")
         print(json.dumps([report.get("toolreg-hang").status, registry.get_owner("terminal"),
-                          registry.get_entry("late_tool") is None, rejected]))
+                          registry.get_entry("late_tool") is None, rejected,
+                          [policy.plugin_id, policy.allowed, list(policy.tool_patterns)]]))
         """,
         TOOLREG_PLUGINS="toolreg-hang",
         HANG_SECONDS="1",
     )
-    status, terminal_owner, no_late_tool, rejected = result
+    status, terminal_owner, no_late_tool, rejected, policy = result
     assert (status, terminal_owner, no_late_tool) == ("failed", "builtin", True)
     assert "late_tool" in rejected
+    assert policy == ["toolreg-hang", False, []]
 
 
 def test_a_pack_calling_os_exit_at_import_fails_instead_of_ending_the_command(pack_venv):

@@ -297,9 +297,10 @@ class PluginHost:
         """Undo a pack's partial load and report why it failed."""
         from .pack_modules import ImportTimeout, refuse_late_registrations
 
-        self._deactivate(outcome.id, namespaces, objects)
-        if isinstance(exc, ImportTimeout):
+        timed_out = isinstance(exc, ImportTimeout)
+        if timed_out:  # its import runs on: refused before its tools go, so none lands between
             refuse_late_registrations(self.registry, outcome.id, bindings)
+        self._deactivate(outcome.id, namespaces, objects, unbind=not timed_out)
         return self._fail(outcome, exc)
 
     def _load_isolated(
@@ -344,14 +345,16 @@ class PluginHost:
         if outcome.hooks_withheld:
             logger.info("Plugin %s: hooks withheld: %s", outcome.id, outcome.hooks_withheld)
 
-    def _deactivate(self, plugin_id: str, namespaces: Sequence[str], objects: list[Any]) -> None:
+    def _deactivate(
+        self, plugin_id: str, namespaces: Sequence[str], objects: list[Any], unbind: bool = True
+    ) -> None:
         if self.isolated is not None:
             self.isolated.stop(plugin_id)  # first: a live process would publish again
         self.registry.remove_owner(plugin_id)
         for obj in objects:  # there are objects only once pm exists
             with contextlib.suppress(ValueError):
                 self.pm.unregister(obj)
-        for namespace in namespaces:
+        for namespace in namespaces if unbind else ():
             self.registry.remove_plugin_override_policy(namespace)
         if namespaces:
             from .pack_modules import purge_modules
