@@ -15,13 +15,11 @@ import functools
 import logging
 import os
 import threading
-import traceback
 import weakref
 from collections.abc import Callable, Collection, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from .._contract.results import describe_exception
 from .._discovery.entrypoints import find_packs
 from .._policy.config import Config
 from .._policy.unknown_names import (
@@ -31,7 +29,7 @@ from .._policy.unknown_names import (
     warn,
 )
 from .._registry.registry import ToolRegistry
-from .report import PluginOutcome, PluginReport, summarise
+from .report import PluginOutcome, PluginReport, failed, summarise
 
 if TYPE_CHECKING:
     from .._core.decision_record import Decision
@@ -133,8 +131,10 @@ class PluginHost:
         self, records: list[PackRecord], claimed: dict[str, str], realpath: Callable[[str], str]
     ) -> list[PluginOutcome]:
         """Installed packs in id order, the loop on one import worker (see ImportLoop)."""
-        if not records:
-            return []
+        from .._policy.admission import check_enabled, environ
+
+        if all(check_enabled(r.plugin_id, self.config, environ()) for r in records):
+            return [self._load_pack(r, claimed, realpath) for r in records]  # none to import
         from .pack_modules import ImportLoop, registry_as_singleton
 
         outcomes: list[PluginOutcome] = []
@@ -187,7 +187,7 @@ class PluginHost:
             record.plugin_id, namespaces, claimed
         )
         if refusal is not None:
-            return self._fail(outcome, refusal)
+            return failed(outcome, refusal)
         if self.config.plugins.isolation_of(record.plugin_id) == "process":
             return self._load_isolated(outcome, record)
         from .pack_modules import import_target
@@ -301,7 +301,7 @@ class PluginHost:
         if timed_out:  # its import runs on: refused before its tools go, so none lands between
             refuse_late_registrations(self.registry, outcome.id, bindings)
         self._deactivate(outcome.id, namespaces, objects, unbind=not timed_out)
-        return self._fail(outcome, exc)
+        return failed(outcome, exc)
 
     def _load_isolated(
         self, outcome: PluginOutcome, source: PackRecord | LocalPlugin
@@ -313,14 +313,14 @@ class PluginHost:
             from .isolated_supervisor import IsolatedPacks  # the MCP SDK: on first use
         except ImportError as exc:
             needs = "isolation = \"process\" needs the MCP SDK: pip install 'toolreg-core[mcp]'"
-            return self._fail(outcome, ImportError(f"{needs} ({exc})"))
+            return failed(outcome, ImportError(f"{needs} ({exc})"))
         try:
             if self.isolated is None:
                 self.isolated = IsolatedPacks(self.registry)
             started = self.isolated.start(outcome.id, source, self.config)
         except (Exception, SystemExit) as exc:
             self._deactivate(outcome.id, (), [])
-            return self._fail(outcome, exc)
+            return failed(outcome, exc)
         self._note_hooks(outcome, started.hooks)
         if started.status != "loaded":
             self._deactivate(outcome.id, (), [])
@@ -360,17 +360,6 @@ class PluginHost:
             from .pack_modules import purge_modules
 
             purge_modules(namespaces)
-
-    def _fail(self, outcome: PluginOutcome, exc: BaseException) -> PluginOutcome:
-        outcome.status = "refused" if isinstance(exc, PermissionError) else "failed"
-        # One line: the report is a table; the traceback keeps the full text.
-        outcome.reason = " ".join(describe_exception(exc).split())
-        outcome.error = exc
-        outcome.traceback = "".join(traceback.format_exception(exc))
-        outcome.tools_added, outcome.tools_overridden = [], []
-        logger.warning("Plugin %s %s: %s", outcome.id, outcome.status, outcome.reason)
-        logger.debug("Plugin %s traceback:\n%s", outcome.id, outcome.traceback)
-        return outcome
 
     def _note_refusal(self, decision: Decision) -> None:
         """A loaded plugin was refused something after loading: add it to its report line."""

@@ -98,6 +98,25 @@ class PluginReport:
         return json.dumps(self.to_list(), **dumps_kwargs)
 
 
+def failed(outcome: PluginOutcome, exc: BaseException) -> PluginOutcome:
+    """Mark ``outcome`` failed (refused, for a PermissionError) by ``exc``, and log it."""
+    import logging
+    import traceback
+
+    from .._contract.results import describe_exception
+
+    outcome.status = "refused" if isinstance(exc, PermissionError) else "failed"
+    # One line: the report is a table; the traceback keeps the full text.
+    outcome.reason = " ".join(describe_exception(exc).split())
+    outcome.error = exc
+    outcome.traceback = "".join(traceback.format_exception(exc))
+    outcome.tools_added, outcome.tools_overridden = [], []
+    logger = logging.getLogger("toolreg.plugins")
+    logger.warning("Plugin %s %s: %s", outcome.id, outcome.status, outcome.reason)
+    logger.debug("Plugin %s traceback:\n%s", outcome.id, outcome.traceback)
+    return outcome
+
+
 def summarise(outcome: PluginOutcome, decisions: Iterable[Decision]) -> None:
     """Fill in what the plugin won and lost, from the registry's decisions while it loaded."""
     for decision in decisions:
