@@ -131,6 +131,8 @@ class PluginHost:
         self, records: list[PackRecord], claimed: dict[str, str], realpath: Callable[[str], str]
     ) -> list[PluginOutcome]:
         """Installed packs in id order, the loop on one import worker (see ImportLoop)."""
+        if not records:
+            return []  # nor the admission rules: listing with no pack installed needs none
         from .._policy.admission import check_enabled, environ
 
         if all(check_enabled(r.plugin_id, self.config, environ()) for r in records):
