@@ -437,3 +437,22 @@ def test_structured_results_are_checked_against_the_output_schema(caplog):
     with caplog.at_level(logging.WARNING, logger="toolreg.validation"):
         assert validation.compile_result_checker("u", {"type": "object", "minimum": "x"}) is None
     assert "Tool u: structured results will not be validated" in caplog.text
+
+
+def test_what_has_no_encoding_or_no_json_never_enters_the_encoding_cache():
+    class Sly(str):
+        """Equal to its text, but not plain data: marshal refuses it."""
+
+    title = fresh_params("sly")["title"]
+    sly = {"type": "object", "title": Sly(title), "properties": {"p": {"type": "string"}}}
+    plain = {"type": "object", "title": title, "properties": {"p": {"type": "string"}}}
+    before = dict(validation._BY_ENCODING)
+    # Read as its JSON: the same compiled schema as the plain one, found by that key.
+    assert validation.compiled_schema(sly) is validation.compiled_schema(plain)
+    # Bytes encode for marshal, not for JSON: compiled as they are, and never kept.
+    odd = {**plain, "title": title.encode()}
+    first, second = validation.compiled_schema(odd), validation.compiled_schema(odd)
+    assert first is not second
+    added = set(validation._BY_ENCODING) - set(before)
+    assert all(key[0] != validation.content_key(odd) for key in added)
+    assert len(added) == 1  # the plain schema's, and nothing for the other two

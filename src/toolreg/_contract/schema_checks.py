@@ -30,19 +30,12 @@ _PASSED_LIMIT = 4096
 _NAMES_PASSED: set[str] = set()
 _NAMES_PASSED_LIMIT = 8192
 
-#: ``parameters`` that passed, by content: many tools built alike (a generated
-#: pack, an MCP server's list fetched again) check their shared shape once.
-#: The key is the marshal encoding, which exists only for exact dicts, lists,
-#: tuples, strings, numbers, booleans and None (a value of any other type is
-#: checked in full, every time). Bytes that can be read back are equal only
-#: for content equal type for type, so a key never matches other content.
-#: Version 4 writes ASCII strings as they are and marks objects held more
-#: than once, so equal content held differently (a sub-schema shared by two
-#: tools, an interned string) may encode differently: a miss, checked in full.
+#: ``parameters`` that passed, by content (``content_key``): many tools built
+#: alike (a generated pack, an MCP server's list fetched again) check their
+#: shared shape once; content with no key is checked in full, every time.
 _PASSED_PARAMETERS: set[bytes] = set()
 _PASSED_PARAMETERS_LIMIT = 1024
 _KEY_LIMIT = 8192  # bytes; a bigger schema is checked in full, not kept
-_MARSHAL_VERSION = 4  # about half version 2's cost, which encodes every string as UTF-8
 #: Top-level values JSON can always encode (exact types: a subclass may not be).
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
@@ -82,12 +75,26 @@ def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> No
     _PASSED[id(schema)] = schema
 
 
+def content_key(value: Any) -> bytes | None:
+    """A key equal only for content equal type for type; None for anything but plain data.
+
+    The marshal encoding: it exists only for exact dicts, lists, tuples,
+    strings, numbers, booleans and None (dicts in their own order), and bytes
+    that can be read back are equal only for equal content. Version 4 writes
+    ASCII strings as they are (about half version 2's cost) and marks objects
+    held more than once, so equal content held differently (a sub-schema
+    shared by two tools, an interned string) may get another key: a cache
+    miss, never a wrong hit.
+    """
+    try:
+        return marshal.dumps(value, 4)
+    except (ValueError, RecursionError):
+        return None
+
+
 def _check_parameters_once(name: str, parameters: Any) -> None:
     """``check_parameters`` and the JSON check, skipped for content that passed before."""
-    try:
-        key = marshal.dumps(parameters, _MARSHAL_VERSION)
-    except (ValueError, RecursionError):  # not plain data: no key, the full check
-        key = None
+    key = content_key(parameters)
     if key is not None and key in _PASSED_PARAMETERS:
         return
     check_parameters(name, parameters)

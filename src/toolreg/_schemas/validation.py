@@ -22,13 +22,12 @@ import contextlib
 import functools
 import json
 import logging
-import marshal
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._contract.entry import ToolEntry
 from .._contract.results import describe_exception, invalid_arguments
-from .._contract.schema_checks import parameters_of
+from .._contract.schema_checks import content_key, parameters_of
 from .._contract.schema_limits import check_validatable
 from .bounded_regex import BoundedPattern, RegexTimeout, time_budget
 from .simple_schemas import Acceptor, SchemaChecks, acceptor_of, schema_checks
@@ -49,14 +48,11 @@ REGEX_SECONDS = 1.0
 #: Compiled schemas kept for reuse, least recently used dropped first.
 CACHE_SIZE = 512
 
-#: The same compiled schemas by a cheaper key, the schema's marshal encoding
-#: (about a quarter of the JSON text's cost): the first dispatch after a tool is
-#: registered again with an equal schema pays only that. The encoding exists
-#: only for exact dicts, lists, tuples, strings, numbers, booleans and None,
-#: in the dicts' own order, and bytes that can be read back are equal only for
-#: content equal type for type, whose JSON text is then equal too; so a hit is
-#: the result the JSON key would give. Equal content held differently may
-#: encode otherwise: a miss, which takes the JSON key. Emptied when full.
+#: The same compiled schemas by a cheaper key, ``content_key`` (about a quarter
+#: of the JSON text's cost): the first dispatch after a tool is registered again
+#: with an equal schema pays only that. Equal keys mean content equal type for
+#: type, whose JSON text is then equal too, so a hit is the result the JSON key
+#: would give; a miss takes the JSON key. Emptied when full.
 _BY_ENCODING: dict[tuple[bytes, float, bool], _Compiled | str] = {}
 
 
@@ -136,11 +132,9 @@ def _not_validated(name: str, what: str, why: str) -> None:
 def compiled_schema(schema: dict[str, Any], *, use_formats: bool = True) -> _Compiled | str:
     """The compiled schema, from the cache when the same schema was compiled before;
     or why it does not compile. ``use_formats=False`` reads ``format`` as a note."""
-    try:
-        encoded = (marshal.dumps(schema, 4), REGEX_SECONDS, use_formats)
-    except (ValueError, RecursionError):  # not plain data: the JSON key alone
-        encoded = None
-    else:
+    key = content_key(schema)
+    encoded = None if key is None else (key, REGEX_SECONDS, use_formats)
+    if encoded is not None:
         found = _BY_ENCODING.get(encoded)
         if found is not None:
             return found
