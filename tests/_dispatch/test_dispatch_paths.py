@@ -164,7 +164,7 @@ def test_each_route_is_the_one_it_is_named_after(reg, route):
     assert taken[route]
     # Plain calls take the hot path where it can check them: the handler called in
     # dispatch itself, or a simple schema's fast call (_dispatch/fast_call.py).
-    hot = reg._dispatcher._hot.get(name)
+    hot = reg._dispatcher.hot.get(name)
     assert (hot is not None) is (route in ("unvalidated", "any object", "simple schema"))
     assert (plan.fast is not None) is (route == "simple schema")
     assert hot is None or hot[0] is plan.fast

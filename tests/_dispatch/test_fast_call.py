@@ -57,7 +57,7 @@ class Recorder:
 
 
 def fast_calls(reg: ToolRegistry) -> dict[str, Any]:
-    return reg._dispatcher._hot
+    return reg._dispatcher.hot
 
 
 def general(reg: ToolRegistry, name: str, args: Any) -> Any:

@@ -72,8 +72,9 @@ class Dispatcher:
         #: Hooks or tracing are on: then no tool is hot.
         self._wrapped = False
         self._plans: dict[str, Plan] = {}
-        #: The tools whose plain calls take the hot path, only ever filled unwrapped.
-        self._hot: dict[str, Hot] = {}
+        #: The tools whose plain calls take the hot path, only ever filled unwrapped;
+        #: one dict, never replaced: the compiled dispatch (``compiled``) reads it too.
+        self.hot: dict[str, Hot] = {}
         self._validation = True
 
     # -- plans ----------------------------------------------------------------
@@ -90,14 +91,14 @@ class Dispatcher:
         if plan.timeout is None and not entry.is_async and not self._wrapped:
             hot = self._hot_path(plan, argument_check)
             if hot is not None:
-                self._hot[name] = hot
+                self.hot[name] = hot
         # A write that swapped the entry, or wrapped dispatch, while we compiled
         # already dropped what it made stale; drop ours too, so it is never served.
         if self._table.live.get(name) is not entry:
             self._plans.pop(name, None)
-            self._hot.pop(name, None)
+            self.hot.pop(name, None)
         if self._wrapped:
-            self._hot.pop(name, None)
+            self.hot.pop(name, None)
         return plan
 
     @staticmethod
@@ -112,13 +113,13 @@ class Dispatcher:
         return None if plan.fast is None else (plan.fast, None, None, plan)
 
     def _drop_plans(self) -> None:
-        self._hot.clear()
+        self.hot.clear()
         self._plans.clear()
 
     def forget(self, names: Iterable[str]) -> None:
         """Drop the plans of tools a write changed (the table's change listener calls this)."""
         for name in names:
-            self._hot.pop(name, None)
+            self.hot.pop(name, None)
             self._plans.pop(name, None)
 
     def set_validation(self, enabled: bool) -> None:
@@ -149,7 +150,7 @@ class Dispatcher:
             if kwargs:
                 return self._dispatch_with(name, args, kwargs)
             try:  # a subscript, not .get(): no method call on the hot path
-                fast, handler, limit, plan = self._hot[name]
+                fast, handler, limit, plan = self.hot[name]
             except KeyError:
                 return self._dispatch_cold(name, args)
             if fast is not None:

@@ -36,6 +36,7 @@ class DispatchParts:
 
     def _make(self) -> tuple[Dispatcher, Batches]:
         # Imported here, outside any lock: listing tools never dispatches.
+        from .._dispatch.compiled import compiled_dispatch
         from .._dispatch.dispatch import Dispatcher
         from .._dispatch.dispatch_many import Batches
 
@@ -46,9 +47,10 @@ class DispatchParts:
                 # A plan made from now on is forgotten by the next write.
                 self.made = (d, batches)
                 # The calls a host makes every turn become the parts' own bound
-                # methods: no registry frame between the caller and the work.
+                # methods (dispatch: the compiled one, when installed): no
+                # registry frame between the caller and the work.
                 for name, method in (
-                    ("dispatch", d.dispatch),
+                    ("dispatch", compiled_dispatch(d) or d.dispatch),
                     ("adispatch", d.adispatch),
                     ("dispatch_many", batches.dispatch_many),
                     ("adispatch_many", batches.adispatch_many),

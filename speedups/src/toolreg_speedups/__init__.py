@@ -1,0 +1,1 @@
+"""toolreg's dispatch hot path, compiled (see toolreg's docs/registry.md)."""

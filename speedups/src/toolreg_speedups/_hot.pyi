@@ -1,0 +1,18 @@
+from collections.abc import Callable
+from typing import Any
+
+#: Bumped on any change of the constructor's arguments or of the hot tuple's layout.
+ABI: int
+
+class HotDispatch:
+    def __new__(
+        cls,
+        hot: dict[str, tuple[Any, Any, Any, Any]],
+        slow: Callable[..., Any],
+        failed: Callable[[str, BaseException], Any],
+        finish: Callable[[Any, Any], Any],
+        internal: Callable[[Any, BaseException], Any],
+    ) -> HotDispatch: ...
+    def __call__(self, name: Any, args: Any, /, **kwargs: Any) -> Any: ...
+    @property
+    def slow(self) -> Callable[..., Any]: ...
