@@ -249,9 +249,10 @@ def test_a_write_during_dispatch_in_other_threads_never_serves_a_stale_tool(reg:
         while not stop.is_set():
             before = version[0]
             answer = fast("t", {})
-            if answer not in (f"v{before}", f"v{before + 1}") and not (
-                is_tool_error(answer) and "Unknown tool" in answer
-            ):
+            # Any version registered since is fine (this thread may have waited
+            # through several writes); an older one is stale.
+            fresh = answer[:1] == "v" and answer[1:].isdigit() and int(answer[1:]) >= before
+            if not fresh and not (is_tool_error(answer) and "Unknown tool" in answer):
                 wrong.append((before, answer))
 
     readers = [threading.Thread(target=read) for _ in range(4)]
