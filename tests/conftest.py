@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -93,6 +94,78 @@ class BadName:
 
     def __str__(self) -> str:
         raise SystemExit(1)
+
+
+# Values a sloppy type check takes for JSON: the acceptor and the compiled checks leave them to
+# the validator.
+
+
+class StrSub(str):
+    pass
+
+
+class IntSub(int):
+    pass
+
+
+class FloatSub(float):
+    pass
+
+
+class ListSub(list):  # type: ignore[type-arg]
+    pass
+
+
+class DictSub(dict):  # type: ignore[type-arg]
+    pass
+
+
+class ExplodingKey(str):
+    """A key that hashes like a plain name but raises when compared with it."""
+
+    __hash__ = str.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("eq exploded")
+
+
+def compiled_module_or_skip() -> Any:
+    """toolreg_speedups._hot; where it is not installed, the calling test module is skipped."""
+    try:
+        from toolreg_speedups import _hot
+    except ImportError:
+        if os.environ.get("TOOLREG_REQUIRE_EXTENSIONS"):
+            raise  # CI builds it: a missing build must fail there, not skip
+        pytest.skip(
+            "toolreg-speedups is not installed (make dev builds it when a C compiler is there)",
+            allow_module_level=True,
+        )
+    return _hot
+
+
+def outputs_with_and_without_extensions(script: str, parts: int = 3) -> list[list[str]]:
+    """What ``python -c script`` prints, split in ``parts`` at spaces: with
+    toolreg-speedups in use, then with TOOLREG_NO_EXTENSIONS set."""
+    outputs = []
+    for disabled in (False, True):
+        env = {k: v for k, v in os.environ.items() if k != "TOOLREG_NO_EXTENSIONS"}
+        if disabled:
+            env["TOOLREG_NO_EXTENSIONS"] = "1"
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        outputs.append(done.stdout.split(" ", parts - 1))
+    return outputs
+
+
+def validator_accepts(validate: Callable[[Any], Any], value: Any) -> bool:
+    """A compiled schema's verdict on ``value`` as a bool."""
+    try:
+        validate(value)
+    except Exception:  # a refusal, or the validator failing on it: dispatch refuses both
+        return False
+    return True
 
 
 needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlink support")

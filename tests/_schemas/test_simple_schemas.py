@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
+from conftest import DictSub, ExplodingKey, FloatSub, IntSub, ListSub, StrSub, validator_accepts
 from toolreg._contract.entry import ToolEntry
 from toolreg._dispatch.fast_call import build_fast_call
 from toolreg._schemas.simple_schemas import build_acceptor
@@ -42,35 +43,6 @@ DRAFTS = [
     "http://json-schema.org/draft-07/schema#",
     "https://json-schema.org/draft/2019-09/schema",
 ]
-
-
-class StrSub(str):
-    pass
-
-
-class IntSub(int):
-    pass
-
-
-class FloatSub(float):
-    pass
-
-
-class ListSub(list):
-    pass
-
-
-class DictSub(dict):
-    pass
-
-
-class ExplodingKey(str):
-    """A key that hashes like a plain name but raises when compared with it."""
-
-    __hash__ = str.__hash__
-
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("eq exploded")
 
 
 # -- schemas made of the acceptor's keywords, and a few it refuses ---------------------
@@ -261,14 +233,6 @@ def plain(value: Any) -> bool:
     if type(value) is float:
         return not value.is_integer()
     return type(value) in (str, int, bool, type(None))
-
-
-def validator_accepts(validate: Any, value: Any) -> bool:
-    try:
-        validate(value)
-    except Exception:  # a refusal, or the validator failing on it: dispatch refuses both
-        return False
-    return True
 
 
 def agree(schema: dict[str, Any], data: Any) -> None:

@@ -51,11 +51,11 @@ class SchemaChecks(NamedTuple):
 
 
 #: Keywords that do not change what a schema accepts.
-_ANNOTATIONS = frozenset(
+ANNOTATIONS = frozenset(
     {"description", "title", "default", "examples", "$comment", "deprecated"}
     | {"readOnly", "writeOnly"}
 )
-_KEYWORDS = _ANNOTATIONS | {"type", "enum", "const", "minLength", "maxLength", "items"}
+_KEYWORDS = ANNOTATIONS | {"type", "enum", "const", "minLength", "maxLength", "items"}
 _KEYWORDS |= {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
 _KEYWORDS |= {"minItems", "maxItems", "properties", "required", "additionalProperties"}
 _TOP_KEYWORDS = _KEYWORDS | {"$schema"}
@@ -86,11 +86,11 @@ class _NotSimple(Exception):
     """The schema uses something the acceptor does not check exactly."""
 
 
-def _is_count(value: Any) -> bool:
+def is_count(value: Any) -> bool:
     return type(value) is int and value >= 0
 
 
-def _is_finite_number(value: Any) -> bool:
+def is_finite_number(value: Any) -> bool:
     # The validator writes each bound into its generated code with repr(), and
     # repr(inf) is no Python name: such a bound fails every number it meets.
     return type(value) is int or (type(value) is float and math.isfinite(value))
@@ -124,10 +124,8 @@ def schema_checks(parameters: Any) -> SchemaChecks | None:
     """The checks of ``parameters``, or None when the schema is not simple."""
     if not isinstance(parameters, dict) or parameters.get("type") != "object":
         return None
-    if not set(parameters) <= _TOP_KEYWORDS or type(parameters.get("$schema", "")) is not str:
+    if not set(parameters) <= _TOP_KEYWORDS or not plain_dialect(parameters):
         return None
-    if "draft-04" in parameters.get("$schema", ""):
-        return None  # no const, and exclusiveMinimum is a flag: the validator reads it so too
     writer = _Writer()
     try:
         writer.line(0, f"if type(d) is not dict: {REJECT}")
@@ -135,6 +133,13 @@ def schema_checks(parameters: Any) -> SchemaChecks | None:
     except _NotSimple:
         return None
     return SchemaChecks(tuple(writer.lines), tuple(writer.values))
+
+
+def plain_dialect(parameters: dict[str, Any]) -> bool:
+    """No ``$schema``, or one whose keywords mean what these checks take them to mean."""
+    dialect = parameters.get("$schema", "")
+    # draft-04 has no const, and its exclusiveMinimum is a flag: the validator reads it so too.
+    return type(dialect) is str and "draft-04" not in dialect
 
 
 def build_acceptor(parameters: Any) -> Acceptor | None:
@@ -254,7 +259,7 @@ def _value_checks(
         w.line(indent, f"{var} = {source}")
         return var
 
-    if schema is True or (type(schema) is dict and set(schema) <= _ANNOTATIONS):
+    if schema is True or (type(schema) is dict and set(schema) <= ANNOTATIONS):
         w.line(indent, f"if type({value(False)}) not in {w.const(_ALL_TYPES)}: {REJECT}")
         return
     if type(schema) is not dict or not set(schema) <= _KEYWORDS:
@@ -334,11 +339,11 @@ def _type_checks(
     if members is not None and kind is not type(None):
         checks.append(("in", w.const(members[kind])))
     if kind is str:
-        checks += _limits(w, schema, _LENGTHS, _is_count, "len")
+        checks += _limits(w, schema, _LENGTHS, is_count, "len")
     elif kind in _NUMBER:
-        checks += _limits(w, schema, _BOUNDS, _is_finite_number, "cmp")
+        checks += _limits(w, schema, _BOUNDS, is_finite_number, "cmp")
     elif kind is list:
-        checks += _limits(w, schema, _ITEM_COUNTS, _is_count, "len")
+        checks += _limits(w, schema, _ITEM_COUNTS, is_count, "len")
         if "items" in schema and schema["items"] is not True and schema["items"] != {}:
             checks.append(("items", schema["items"]))
     elif kind is dict and _has_object_rules(schema):
