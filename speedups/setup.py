@@ -2,4 +2,10 @@
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("toolreg_speedups._hot", ["src/toolreg_speedups/_hot.c"])])
+SOURCES = ["src/toolreg_speedups/_hot.c", "src/toolreg_speedups/checks.c"]
+
+setup(
+    ext_modules=[
+        Extension("toolreg_speedups._hot", SOURCES, depends=["src/toolreg_speedups/checks.h"])
+    ]
+)

@@ -13,8 +13,6 @@ from __future__ import annotations
 import gc
 import json
 import logging
-import os
-import subprocess
 import sys
 import textwrap
 import threading
@@ -24,19 +22,17 @@ from typing import Any
 
 import pytest
 
-from conftest import BadName, EvilDict, EvilStr
+from conftest import (
+    BadName,
+    EvilDict,
+    EvilStr,
+    compiled_module_or_skip,
+    outputs_with_and_without_extensions,
+)
 from toolreg import ToolRegistry, is_tool_error
 from toolreg._dispatch import compiled
 
-try:
-    from toolreg_speedups import _hot
-except ImportError:
-    if os.environ.get("TOOLREG_REQUIRE_EXTENSIONS"):
-        raise  # CI builds it: a missing build must fail there, not skip
-    pytest.skip(
-        "toolreg-speedups is not installed (make dev builds it when a C compiler is there)",
-        allow_module_level=True,
-    )
+_hot = compiled_module_or_skip()
 
 OPEN = {"type": "object"}
 SIMPLE = {
@@ -310,9 +306,25 @@ def test_a_registry_with_a_compiled_dispatch_is_collected(monkeypatch: pytest.Mo
     assert ref() is None
 
 
-def test_recursion_through_dispatch_ends_as_in_python_not_in_a_crash():
+@pytest.mark.parametrize(
+    ("parameters", "checks"),
+    [
+        ({"type": "object"}, "NoneType"),  # any dict: the handler called right away
+        # checked in C first (test_compiled_checks.py), the handler called right away too
+        (
+            {
+                "type": "object",
+                "properties": {"a": {"type": "array", "items": {"type": "integer"}}},
+            },
+            "Checks",
+        ),
+    ],
+)
+def test_recursion_through_dispatch_ends_as_in_python_not_in_a_crash(
+    parameters: dict[str, Any], checks: str
+):
     script = textwrap.dedent(
-        """
+        f"""
         import json, sys
         from toolreg import ToolRegistry
         reg = ToolRegistry()
@@ -320,26 +332,18 @@ def test_recursion_through_dispatch_ends_as_in_python_not_in_a_crash():
         def handler(args):
             depth[0] += 1
             return reg.dispatch("r", args)
-        reg.register("r", "set", {"parameters": {"type": "object"}}, handler)
-        reg.dispatch("r", {})
+        reg.register("r", "set", {{"parameters": {parameters!r}}}, handler)
+        reg.dispatch("r", {{"a": "not a list"}})
+        checks = type(reg._dispatcher.hot["r"][4]).__name__
         depth[0] = 0
-        answer = reg.dispatch("r", {})
-        print(type(reg.dispatch).__name__, depth[0] > 100, json.loads(answer)["error"])
+        answer = reg.dispatch("r", {{"a": [1]}})
+        print(type(reg.dispatch).__name__, checks, depth[0] > 100, json.loads(answer)["error"])
         """
     )
-    outputs = []
-    for disabled in (False, True):
-        env = {k: v for k, v in os.environ.items() if k != compiled.DISABLE_ENV}
-        if disabled:
-            env[compiled.DISABLE_ENV] = "1"
-        done = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        outputs.append(done.stdout.split(" ", 2))
-    assert [kind for kind, _, _ in outputs] == ["HotDispatch", "method"]
-    assert [deep for _, deep, _ in outputs] == ["True", "True"]
-    assert outputs[0][2] == outputs[1][2]
+    outputs = outputs_with_and_without_extensions(script, parts=4)
+    assert [out[:2] for out in outputs] == [["HotDispatch", checks], ["method", "NoneType"]]
+    assert [deep for _, _, deep, _ in outputs] == ["True", "True"]
+    assert outputs[0][3] == outputs[1][3]
 
 
 def test_the_constructor_refuses_what_it_cannot_use():

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from toolreg import ToolRegistry, is_tool_error
-from toolreg._dispatch import dispatch as dispatch_module
 from toolreg._dispatch import dispatch_plan
 from toolreg._dispatch.dispatch_plan import dispatch_checked
 
@@ -251,14 +250,14 @@ def test_a_tool_re_registered_with_a_pattern_loses_its_fast_call(reg):
 
 
 def racing(monkeypatch: pytest.MonkeyPatch, write: Any) -> None:
-    real = dispatch_module.build_fast_call
+    real = dispatch_plan.build_fast_call
 
     def build_and_write(*args: Any) -> Any:
         fast = real(*args)
         write()
         return fast
 
-    monkeypatch.setattr(dispatch_module, "build_fast_call", build_and_write)
+    monkeypatch.setattr(dispatch_plan, "build_fast_call", build_and_write)
 
 
 def test_hooks_installed_while_a_fast_call_is_built_still_see_the_next_call(reg, monkeypatch):

@@ -10,6 +10,14 @@
  * (``slow``) before anything has run: that path is the reference, and this
  * one only ever answers what it would answer.
  *
+ * A hot tuple is (fast, handler, limit, plan, checks). A tool that takes any
+ * dict has no fast call: its handler is called here. A tool that validates
+ * has one, which checks the arguments and calls the handler, or hands them to
+ * the full validator; when its schema is among the commonest shapes it also
+ * has ``checks`` (checks.c), run here first: arguments they certainly accept
+ * go straight to the handler, as if the tool took any dict, and every other
+ * call goes to the fast call, which gives the verdict.
+ *
  * Once the handler (or the tool's fast call) has run, nothing is handed back:
  * a handler's exception goes to ``failed(name, exc)``, a result that is not a
  * str within the limit to ``finish(plan, result)``, and anything raised by
@@ -25,9 +33,11 @@
 #include <Python.h>
 #include <stddef.h>
 
+#include "checks.h"
+
 /* What toolreg checks before using this module: bumped on any change of the
  * constructor's arguments or of the hot tuple's layout. */
-#define HOT_ABI 1
+#define HOT_ABI 2
 
 typedef struct {
     PyObject_HEAD
@@ -141,22 +151,26 @@ hot_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwn
         }
         return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
     }
-    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 4) {
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 5) {
         return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
     }
     Py_INCREF(entry); /* a handler may replace its own tool while it runs */
     PyObject *fast = PyTuple_GET_ITEM(entry, 0);
+    PyObject *checks = PyTuple_GET_ITEM(entry, 4);
     PyObject *result;
     if (fast != Py_None) {
-        /* The tool's fast call settles everything itself and never raises. */
-        result = PyObject_CallOneArg(fast, arguments);
-        if (result == NULL) {
-            result = guarded(self, name);
+        if (!Py_IS_TYPE(checks, &ChecksType) || !checks_accept(checks, arguments)) {
+            /* The tool's fast call settles everything itself and never raises. */
+            result = PyObject_CallOneArg(fast, arguments);
+            if (result == NULL) {
+                result = guarded(self, name);
+            }
+            Py_DECREF(entry);
+            return result;
         }
-        Py_DECREF(entry);
-        return result;
+        /* Certainly valid (so an exact dict): the handler's call is the one below. */
     }
-    if (!PyDict_CheckExact(arguments)) {
+    else if (!PyDict_CheckExact(arguments)) {
         Py_DECREF(entry);
         return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
     }
@@ -298,7 +312,7 @@ static struct PyModuleDef hot_module = {
 PyMODINIT_FUNC
 PyInit__hot(void)
 {
-    if (PyType_Ready(&HotDispatchType) < 0) {
+    if (PyType_Ready(&HotDispatchType) < 0 || PyType_Ready(&ChecksType) < 0) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&hot_module);
@@ -306,7 +320,8 @@ PyInit__hot(void)
         return NULL;
     }
     if (PyModule_AddIntConstant(module, "ABI", HOT_ABI) < 0 ||
-        PyModule_AddObjectRef(module, "HotDispatch", (PyObject *)&HotDispatchType) < 0) {
+        PyModule_AddObjectRef(module, "HotDispatch", (PyObject *)&HotDispatchType) < 0 ||
+        PyModule_AddObjectRef(module, "Checks", (PyObject *)&ChecksType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -7,7 +7,7 @@ ABI: int
 class HotDispatch:
     def __new__(
         cls,
-        hot: dict[str, tuple[Any, Any, Any, Any]],
+        hot: dict[str, tuple[Any, Any, Any, Any, Checks | None]],
         slow: Callable[..., Any],
         failed: Callable[[str, BaseException], Any],
         finish: Callable[[Any, Any], Any],
@@ -16,3 +16,9 @@ class HotDispatch:
     def __call__(self, name: Any, args: Any, /, **kwargs: Any) -> Any: ...
     @property
     def slow(self) -> Callable[..., Any]: ...
+
+class Checks:
+    """A tool's argument checks, compiled from its check program."""
+
+    def __new__(cls, program: tuple[bool, tuple[tuple[Any, ...], ...]]) -> Checks: ...
+    def accepts(self, arguments: Any, /) -> bool: ...

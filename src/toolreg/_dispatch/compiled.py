@@ -5,7 +5,11 @@ dispatcher, it reads the dispatcher's own hot table (the same dict, which
 every write clears or trims) and settles a plain call of a hot tool itself:
 an exact ``str`` name, a ``dict`` of arguments, no keyword arguments. It
 calls the tool's fast call, or the handler of a tool that takes any dict,
-and returns a str within the limit. Every other call goes to the Python
+and returns a str within the limit. For a tool whose schema is among the
+commonest shapes (``check_programs``) it first runs the schema's checks
+itself, compiled from the tool's check program (``Checks``): arguments they
+certainly accept go straight to the handler, any others to the fast call,
+which gives the verdict. Every other call goes to the Python
 ``Dispatcher.dispatch`` before anything has run; a handler's exception, an
 odd result and anything that escapes go to the same Python functions the
 Python path calls. So the answers are the same; only the interpreter's price
@@ -24,6 +28,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._schemas.check_programs import Program
 from .call_outcomes import failed, internal, off_contract
 
 if TYPE_CHECKING:
@@ -34,9 +39,11 @@ logger = logging.getLogger("toolreg.dispatch")
 
 #: The ``ABI`` of toolreg_speedups._hot this code calls: its constructor's
 #: arguments and the layout of the hot tuple (``dispatch_plan.Hot``).
-ABI = 1
+ABI = 2
 #: Set (to anything) to keep dispatch in Python with toolreg-speedups installed.
 DISABLE_ENV = "TOOLREG_NO_EXTENSIONS"
+#: Compiled checks kept per dispatcher; emptied when full.
+CHECKS_CACHE_SIZE = 512
 
 
 def finish(plan: Plan, result: Any) -> str | dict[str, Any]:
@@ -62,4 +69,24 @@ def compiled_dispatch(dispatcher: Dispatcher) -> Callable[..., Any] | None:
             ABI,
         )
         return None
+    dispatcher.set_checks_compiler(checks_compiler(_hot.Checks))
     return _hot.HotDispatch(dispatcher.hot, dispatcher.dispatch, failed, finish, internal)  # type: ignore[no-any-return]
+
+
+def checks_compiler(compile_program: Callable[[Program], Any]) -> Callable[[Program], Any]:
+    """``compile_program``, once per program: a tool registered again with an equal
+    schema gets the same program (validation caches it with the compiled schema)."""
+    # By identity, each program kept beside its checks so its id is not reused.
+    made: dict[int, tuple[Program, Any]] = {}
+
+    def compiled_checks(program: Program) -> Any:
+        found = made.get(id(program))
+        if found is not None:
+            return found[1]
+        checks = compile_program(program)
+        if len(made) >= CHECKS_CACHE_SIZE:
+            made.clear()
+        made[id(program)] = (program, checks)
+        return checks
+
+    return compiled_checks

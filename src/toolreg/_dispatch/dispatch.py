@@ -28,7 +28,7 @@ from .._contract.entry import DEFAULT_OPTIONS
 from .._contract.tool_context import ProgressCallback, call_scope
 from .._core.callers import Callers
 from .._core.table import ToolTable
-from .._schemas.validation import ArgumentCheck, compile_checker
+from .._schemas.validation import compile_checker
 from .call_outcomes import (
     blocked,
     call_failed,
@@ -40,6 +40,7 @@ from .call_outcomes import (
     unknown,
 )
 from .dispatch_plan import (
+    ChecksCompiler,
     DispatchHooks,
     Hot,
     Plan,
@@ -47,11 +48,10 @@ from .dispatch_plan import (
     cancelled_from_outside,
     checked,
     dispatch_checked,
+    hot_path,
     parsed,
     quick_checker,
-    rejected_call,
 )
-from .fast_call import build_fast_call
 from .timeouts import await_with_deadline
 from .workers import contained
 
@@ -75,6 +75,8 @@ class Dispatcher:
         #: The tools whose plain calls take the hot path, only ever filled unwrapped;
         #: one dict, never replaced: the compiled dispatch (``compiled``) reads it too.
         self.hot: dict[str, Hot] = {}
+        #: What makes a hot tuple's ``checks`` (set with the compiled dispatch).
+        self._compile_checks: ChecksCompiler | None = None
         self._validation = True
 
     # -- plans ----------------------------------------------------------------
@@ -89,7 +91,7 @@ class Dispatcher:
         plan = Plan(entry, quick_checker(argument_check), validates, options.timeout)
         self._plans[name] = plan
         if plan.timeout is None and not entry.is_async and not self._wrapped:
-            hot = self._hot_path(plan, argument_check)
+            hot = hot_path(plan, argument_check, self._compile_checks)
             if hot is not None:
                 self.hot[name] = hot
         # A write that swapped the entry, or wrapped dispatch, while we compiled
@@ -101,16 +103,10 @@ class Dispatcher:
             self.hot.pop(name, None)
         return plan
 
-    @staticmethod
-    def _hot_path(plan: Plan, argument_check: ArgumentCheck | None) -> Hot | None:
-        """How a plain call of a sync tool without a deadline skips the general path, if it can."""
-        entry = plan.entry
-        if argument_check is None:  # any dict will do: the handler is called right here
-            return (None, entry.handler, entry.max_result_size_chars, plan)
-        if argument_check.checks is None:
-            return None  # only the full validator can tell
-        plan.fast = build_fast_call(entry, argument_check.checks, rejected_call(plan))
-        return None if plan.fast is None else (plan.fast, None, None, plan)
+    def set_checks_compiler(self, compile_checks: ChecksCompiler) -> None:
+        """Give hot tuples ``checks`` made by ``compile_checks`` (the compiled dispatch's)."""
+        self._compile_checks = compile_checks
+        self._drop_plans()  # after it is set: a plan built meanwhile uses it
 
     def _drop_plans(self) -> None:
         self.hot.clear()
@@ -150,7 +146,7 @@ class Dispatcher:
             if kwargs:
                 return self._dispatch_with(name, args, kwargs)
             try:  # a subscript, not .get(): no method call on the hot path
-                fast, handler, limit, plan = self.hot[name]
+                fast, handler, limit, plan, _ = self.hot[name]
             except KeyError:
                 return self._dispatch_cold(name, args)
             if fast is not None:
