@@ -341,6 +341,32 @@ def test_recursion_through_dispatch_ends_as_in_python_not_in_a_crash():
     assert outputs[0][2] == outputs[1][2]
 
 
+def test_recursion_with_a_raised_limit_fails_the_call_not_the_process():
+    """Before 3.12 C and Python frames share one limit: the nesting cap keeps the C stack."""
+    script = textwrap.dedent(
+        """
+        import json, sys
+        sys.setrecursionlimit(50_000)
+        from toolreg import ToolRegistry, is_tool_error
+        reg = ToolRegistry()
+        def handler(args):
+            return reg.dispatch("r", args)
+        reg.register("r", "set", {"parameters": {"type": "object"}}, handler)
+        reg.register("v", "set", {"parameters": {"type": "object", "properties": {
+            "a": {"type": "string"}}}}, lambda args: reg.dispatch("v", args))
+        reg.dispatch("r", {}), reg.dispatch("v", {})
+        print(type(reg.dispatch).__name__, is_tool_error(reg.dispatch("r", {})),
+              is_tool_error(reg.dispatch("v", {"a": "x"})))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != compiled.DISABLE_ENV}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, f"the process died: {done.returncode} {done.stderr[-2000:]}"
+    assert done.stdout.split() == ["HotDispatch", "True", "True"]
+
+
 def test_the_constructor_refuses_what_it_cannot_use():
     ok = (lambda *a: None,) * 4
     with pytest.raises(TypeError, match="dict"):
