@@ -327,6 +327,7 @@ static PyTypeObject HotDispatchType = {
     .tp_traverse = (traverseproc)hot_traverse,
     .tp_clear = (inquiry)hot_clear,
     .tp_dealloc = (destructor)hot_dealloc,
+    .tp_free = PyObject_GC_Del,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(HotDispatch, vectorcall),
     .tp_getset = hot_getset,
