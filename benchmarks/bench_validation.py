@@ -85,6 +85,11 @@ def first_dispatch_after_reregistering(registry: ToolRegistry, cfg: Config, *, c
     return time_calls(call, reregister, cfg.samples)["first"]
 
 
+def python_dispatch(registry: ToolRegistry) -> Any:
+    """The Python dispatch: ``registry.dispatch`` itself, or the one the compiled one defers to."""
+    return getattr(registry.dispatch, "slow", registry.dispatch)
+
+
 def least_dispatch(table: dict[str, Any]) -> Any:
     """The least a dispatch with toolreg's signature and promises can do, in Python.
 
@@ -134,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             "patterned": "registry.dispatch('patterned', args)",
             "small": "registry.dispatch('small', small_args)",
             "least": "least('unchecked', args)",
+            "python": "python('unchecked', args)",
         },
         {
             "registry": registry,
@@ -141,10 +147,12 @@ def main(argv: list[str] | None = None) -> int:
             "small_args": SMALL_ARGS,
             "handler": handler,
             "least": least_dispatch({"unchecked": handler}),
+            "python": python_dispatch(registry),
         },
         cfg,
     )
     direct = times["direct"]
+    kind = "compiled" if python_dispatch(registry) is not registry.dispatch else "Python"
     warm = first_dispatch_after_reregistering(registry, cfg, cold=False)
     cold = first_dispatch_after_reregistering(registry, cfg, cold=True)
     added = times["checked"] - times["unchecked"]
@@ -169,7 +177,13 @@ def main(argv: list[str] | None = None) -> int:
                 times["unchecked"],
                 direct,
                 target=UNVALIDATED_TARGET,
-                note=f"{times['unchecked'] - direct:+.0f} ns over handler(args)",
+                note=f"{times['unchecked'] - direct:+.0f} ns over handler(args); {kind} dispatch",
+            ),
+            Result(
+                "  the same, the Python dispatch",
+                times["python"],
+                direct,
+                note="registry.dispatch.slow: what runs without toolreg-speedups",
             ),
             Result(
                 "  the least a Python dispatch can cost",

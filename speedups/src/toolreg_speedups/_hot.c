@@ -105,6 +105,56 @@ guarded(HotDispatch *self, PyObject *name)
     return call_with_exception(self->internal, name);
 }
 
+#if PY_VERSION_HEX < 0x030C0000
+/* Before 3.12 the interpreter counts C and Python frames against one limit,
+ * so with a raised recursion limit a tool that dispatches itself would recurse
+ * through this function until the C stack overflowed. A thread's nested
+ * compiled calls are capped instead: deeper, the call fails as at the limit. */
+#define NESTING_LIMIT 1000
+static _Thread_local int nesting = 0;
+#endif
+
+/* Py_EnterRecursiveCall, and on 3.10 and 3.11 the nesting cap. */
+static int
+enter_call(void)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (nesting >= NESTING_LIMIT) {
+        PyErr_SetString(PyExc_RecursionError,
+                        "maximum recursion depth exceeded while dispatching a tool");
+        return -1;
+    }
+#endif
+    if (Py_EnterRecursiveCall(" while dispatching a tool")) {
+        return -1;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    nesting++;
+#endif
+    return 0;
+}
+
+static void
+leave_call(void)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    nesting--;
+#endif
+    Py_LeaveRecursiveCall();
+}
+
+/* ``func(arguments)`` inside enter_call/leave_call. */
+static PyObject *
+call_nested(PyObject *func, PyObject *arguments)
+{
+    if (enter_call() < 0) {
+        return NULL;
+    }
+    PyObject *result = PyObject_CallOneArg(func, arguments);
+    leave_call();
+    return result;
+}
+
 /* 1 when ``result`` (an exact str) is within ``limit`` (None or an int), 0 when
  * not, -1 with an exception set. A limit that is not an exact int is compared
  * the way Python compares it, its own methods included. */
@@ -161,7 +211,7 @@ hot_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwn
     if (fast != Py_None) {
         if (!Py_IS_TYPE(checks, &ChecksType) || !checks_accept(checks, arguments)) {
             /* The tool's fast call settles everything itself and never raises. */
-            result = PyObject_CallOneArg(fast, arguments);
+            result = call_nested(fast, arguments);
             if (result == NULL) {
                 result = guarded(self, name);
             }
@@ -175,13 +225,7 @@ hot_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwn
         return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
     }
     PyObject *handler = PyTuple_GET_ITEM(entry, 1);
-    if (Py_EnterRecursiveCall(" while dispatching a tool")) {
-        result = NULL;
-    }
-    else {
-        result = PyObject_CallOneArg(handler, arguments);
-        Py_LeaveRecursiveCall();
-    }
+    result = call_nested(handler, arguments);
     if (result == NULL) {
         if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
             Py_DECREF(entry);
@@ -297,6 +341,7 @@ static PyTypeObject HotDispatchType = {
     .tp_traverse = (traverseproc)hot_traverse,
     .tp_clear = (inquiry)hot_clear,
     .tp_dealloc = (destructor)hot_dealloc,
+    .tp_free = PyObject_GC_Del,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(HotDispatch, vectorcall),
     .tp_getset = hot_getset,
