@@ -80,7 +80,7 @@ $(DEMO_STAMP): pyproject.toml $(wildcard example_plugins/*/pyproject.toml) $(BIN
 # toolreg-speedups (dispatch's hot path in C) needs a C compiler; without one,
 # dispatch stays in Python and the compiled dispatch's tests skip, saying why
 # (CI sets TOOLREG_REQUIRE_EXTENSIONS, so there they fail instead).
-$(DEV_STAMP): pyproject.toml speedups/pyproject.toml speedups/src/toolreg_speedups/_hot.c $(BIN)/pip
+$(DEV_STAMP): pyproject.toml speedups/pyproject.toml $(wildcard speedups/src/toolreg_speedups/*.[ch]) $(BIN)/pip
 	$(RENAMED)
 	$(PIP) install -e '.[dev]'
 	$(PIP) install ./speedups || echo "toolreg-speedups was not built (no C compiler?): dispatch stays in Python"
