@@ -505,3 +505,23 @@ def test_many_fields_are_found_by_name_in_any_order():
     assert not checks.accepts({**args, "f40": 0})
     del args["f0"]
     assert not checks.accepts(args)
+
+
+def test_a_program_the_c_code_refuses_leaves_the_tool_to_its_fast_call(
+    reg: ToolRegistry, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    def refusing(program: Program) -> Any:
+        raise ValueError("no such program")
+
+    made = compiled.checks_compiler
+    monkeypatch.setattr(compiled, "checks_compiler", lambda compile_program: made(refusing))
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    reg.register("t", "set", {"parameters": schema}, lambda args: "ran")
+    reg.dispatch("t", {})  # the first dispatch makes the compiled one
+    fast = reg.dispatch
+    for args in ({"a": "x"}, {"a": 1}, {}):
+        fast("t", args)
+        assert fast("t", args) == fast.slow("t", args)
+    assert fast("t", {"a": "x"}) == "ran"
+    assert reg._dispatcher.hot["t"][4] is None, "no compiled checks"
+    assert "could not compile a check program" in caplog.text
