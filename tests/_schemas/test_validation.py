@@ -222,6 +222,8 @@ def test_the_cache_is_bounded():
 
 
 def test_an_equal_schema_is_found_without_its_json_text(monkeypatch):
+    # An empty cache: one that earlier tests filled could be emptied, when full, mid-test.
+    validation.clear_cache()
     # Both dicts as a pack reload or an MCP refresh sends them: built alike.
     params = json.loads(json.dumps(fresh_params("encoding")))
     first = validation.compiled_schema(params)
