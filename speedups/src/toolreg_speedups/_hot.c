@@ -4,7 +4,7 @@
  * installed. It settles the one call shape that dominates a host's turns: a
  * plain call (an exact str name, a dict of arguments, no keyword arguments)
  * of a tool the dispatcher has marked hot. It reads the dispatcher's own hot
- * table (name -> (fast, handler, limit, plan)), the same dict the Python
+ * table (name -> hot tuple, below), the same dict the Python
  * dispatcher reads and every write clears, so both always agree on which
  * tools are hot. Every other call goes, untouched, to the Python dispatcher
  * (``slow``) before anything has run: that path is the reference, and this
