@@ -397,8 +397,22 @@ def test_a_malformed_hot_entry_is_left_to_the_python_dispatch():
     assert answers == ["short", "list"]
 
 
-def test_the_environment_switch_keeps_dispatch_in_python(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv(compiled.DISABLE_ENV, "1")
+@pytest.mark.parametrize("value", ["1", "yes", "0", ""])
+def test_the_environment_switch_keeps_dispatch_in_python(
+    monkeypatch: pytest.MonkeyPatch, value: str
+):
+    monkeypatch.setenv(compiled.DISABLE_ENV, value)
+    reg = ToolRegistry()
+    reg.register("t", "set", spec(), returning("ok"))
+    assert reg.dispatch("t", {}) == "ok"
+    # Like TOOLREG_DISABLE_PLUGIN_AUTOLOAD: empty or 0 is the switch left off.
+    assert (type(reg.dispatch) is _hot.HotDispatch) is (value in ("", "0"))
+
+
+def test_a_free_threaded_build_keeps_dispatch_in_python(monkeypatch: pytest.MonkeyPatch):
+    # No free-threaded build here: the interpreter's own answer is what is stood in for.
+    monkeypatch.delenv(compiled.DISABLE_ENV, raising=False)
+    monkeypatch.setattr(sys, "_is_gil_enabled", lambda: False, raising=False)
     reg = ToolRegistry()
     reg.register("t", "set", spec(), returning("ok"))
     assert reg.dispatch("t", {}) == "ok"

@@ -15,7 +15,7 @@ odd result and anything that escapes go to the same Python functions the
 Python path calls. So the answers are the same; only the interpreter's price
 of one Python frame per call is gone.
 
-Not used when ``TOOLREG_NO_EXTENSIONS`` is set (to anything), on a
+Not used when ``TOOLREG_NO_EXTENSIONS`` is set (to anything but empty or ``0``), on a
 free-threaded build (the C code relies on the GIL), off CPython, or when the
 installed module's ``ABI`` is not the one this toolreg was written for.
 """
@@ -40,7 +40,8 @@ logger = logging.getLogger("toolreg.dispatch")
 #: The ``ABI`` of toolreg_speedups._hot this code calls: its constructor's
 #: arguments and the layout of the hot tuple (``dispatch_plan.Hot``).
 ABI = 2
-#: Set (to anything) to keep dispatch in Python with toolreg-speedups installed.
+#: Set (to anything but empty or ``0``, like TOOLREG_DISABLE_PLUGIN_AUTOLOAD) to keep
+#: dispatch in Python with toolreg-speedups installed.
 DISABLE_ENV = "TOOLREG_NO_EXTENSIONS"
 #: Compiled checks kept per dispatcher; emptied when full.
 CHECKS_CACHE_SIZE = 512
@@ -53,7 +54,7 @@ def finish(plan: Plan, result: Any) -> str | dict[str, Any]:
 
 def compiled_dispatch(dispatcher: Dispatcher) -> Callable[..., Any] | None:
     """The compiled ``dispatch`` over ``dispatcher``; None when it cannot or may not be used."""
-    if os.environ.get(DISABLE_ENV) or sys.implementation.name != "cpython":
+    if os.environ.get(DISABLE_ENV, "") not in ("", "0") or sys.implementation.name != "cpython":
         return None
     if not getattr(sys, "_is_gil_enabled", lambda: True)():
         return None
