@@ -192,16 +192,14 @@ class Callers:
         clear, clear_too = self._clear
         if builtin_on_stack(frame, clear, clear_too):
             return True
+        # Both kept: the frame, for a loop that calls register itself (its next
+        # write skips the walk), and its caller, for a helper such a loop calls
+        # (a fresh frame each time, whose walk then stops one frame out).
         caller = frame.f_back
-        if caller is not None and (caller is clear or caller is clear_too):
-            # A fresh frame over a kept one (a helper the same loop calls each
-            # time): keep only that one, not a frame that is about to return.
-            self._clear = (caller, caller)
-        else:
-            self._clear = (
-                None if frame.f_code.co_flags & _RESUMABLE else frame,
-                None if caller is None or caller.f_code.co_flags & _RESUMABLE else caller,
-            )
+        self._clear = (
+            None if frame.f_code.co_flags & _RESUMABLE else frame,
+            None if caller is None or caller.f_code.co_flags & _RESUMABLE else caller,
+        )
         return False
 
     def _owner(self, label: str, policy: PluginPolicy | None) -> Owner:
