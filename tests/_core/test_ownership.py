@@ -573,3 +573,41 @@ def test_a_suspended_frame_resumed_under_builtin_code_is_walked_again(host_reg, 
         call(running.send, f"builtin_{n}")
         expected |= {f"host_{n}": "host", f"builtin_{n}": "builtin"}
     assert {name: reg.get_owner(name) for name in expected} == expected
+
+
+def test_a_host_loop_writing_again_is_judged_afresh_after_anything_it_read_changed(reg, pack):
+    # A loop registering from one running frame reuses its last answer; each
+    # thing that answer came from, changed between two writes, must be seen.
+    def handler(args):
+        return "host"
+
+    for _ in range(2):  # the second time from the remembered answer
+        reg.register("tool", "t", {}, handler)
+    assert reg.get_owner("tool") == "host"
+
+    handler.__module__ = "toolreg.builtin_tools.fake"
+    reg.register("tool", "t", {}, handler)
+    assert reg.get_owner("tool") == "builtin"
+
+    handler.__module__ = __name__
+    reg.register("tool", "t", {}, handler)
+    handler.__wrapped__ = builtin_handler  # a layer of built-in code
+    reg.register("tool", "t", {}, handler)
+    assert reg.get_owner("tool") == "builtin"
+    del handler.__wrapped__
+
+    reg.register("mcp_tool", "mcp-docs", {}, handler)
+    assert reg.get_owner("mcp_tool") == "mcp:docs"
+    reg.register("tool", "t", {}, handler)
+    assert reg.get_owner("tool") == "host"
+
+    # A pack bound meanwhile owns its own handler, registered from this same frame.
+    reg.register_plugin_override_policy("acme_pack", True, plugin_id="toolreg-acme")
+    reg.register("acme_tool", "acme", {}, pack.handler)
+    assert reg.get_owner("acme_tool") == "toolreg-acme"
+    reg.register("tool", "t", {}, handler)
+    assert reg.get_owner("tool") == "host"
+
+    call = builtin_call()
+    call(reg.register, "tool", "t", {}, handler)  # built-in code now on the stack
+    assert reg.get_owner("tool") == "builtin"

@@ -79,6 +79,8 @@ class Callers:
         self._owners: dict[tuple[str, PluginPolicy | None], Owner] = {}
         # The last clear stack's frames (see builtin_on_stack).
         self._clear: tuple[FrameType | None, FrameType | None] = (None, None)
+        # The last host write owner_for worked out (see there); it holds a frame.
+        self._host_write: tuple[FrameType, Handler, str, str] | None = None
 
     def bind(
         self,
@@ -157,7 +159,7 @@ class Callers:
 
     def owner_for(
         self, toolset: str, handler: Handler, depth: int
-    ) -> tuple[Owner, list[PluginPolicy]]:
+    ) -> tuple[Owner, Sequence[PluginPolicy]]:
         """Work out who is registering, from the handler's code and the stack.
 
         ``depth`` counts frames out from the code that asks: 0 is that code.
@@ -166,19 +168,28 @@ class Callers:
             return CallSite(self, depth + 1).owner(toolset, handler)
         # No plugin bound and none acted for: host code, a built-in or an MCP
         # server is writing, and no pack's files need looking up.
-        if toolset.startswith(MCP_PREFIX):
-            return self._owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX), None), []
+        frame = _getframe(depth + 1)
+        write = None
         maybe_builtin = True
         if type(handler) is FunctionType and not handler.__dict__:
             # Most writes are a plain function's, whose module rules most out at once.
             module = handler.__module__
-            maybe_builtin = isinstance(module, str) and module.startswith(BUILTIN_NAMESPACE)
+            if type(module) is str:
+                # Everything the answer below reads: a host loop writing again
+                # from the same running frame gets the answer it got last time.
+                write = (frame, handler, module, toolset)
+                if write == self._host_write:
+                    return _HOST, ()
+                maybe_builtin = module.startswith(BUILTIN_NAMESPACE)
+        if toolset.startswith(MCP_PREFIX):
+            return self._owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX), None), ()
         if maybe_builtin and _builtin_handler(handler):
-            return _BUILTIN, []
-        frame = _getframe(depth + 1)
+            return _BUILTIN, ()
         if frame is not self._clear[0] and self.builtin_on_stack(frame):
-            return _BUILTIN, []
-        return _HOST, []
+            return _BUILTIN, ()
+        if write is not None and self._clear[0] is frame:  # kept: it runs, not resumable
+            self._host_write = write
+        return _HOST, ()
 
     def builtin_on_stack(self, frame: FrameType) -> bool:
         """Whether a frame from ``frame`` outwards runs in a built-in module.
@@ -243,7 +254,7 @@ class CallSite:
         self._plugins = book.involved(self.first_frame) if self._bound else []
         self._builtin: bool | None = None  # walked for only when no plugin is involved
 
-    def owner(self, toolset: str, handler: Handler) -> tuple[Owner, list[PluginPolicy]]:
+    def owner(self, toolset: str, handler: Handler) -> tuple[Owner, Sequence[PluginPolicy]]:
         """Who registers ``handler`` into ``toolset`` from this stack.
 
         The stack is read again if policies were bound or unbound since it was read.
@@ -263,9 +274,9 @@ class CallSite:
             return callers._owner(plugins[0].plugin_id, plugins[0]), plugins
         if toolset.startswith(MCP_PREFIX):
             label = MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX)
-            return callers._owner(label, None), []
+            return callers._owner(label, None), ()
         if _builtin_handler(handler):
-            return _BUILTIN, []
+            return _BUILTIN, ()
         if self._builtin is None:
             self._builtin = callers.builtin_on_stack(self.first_frame)
         return (_BUILTIN if self._builtin else _HOST), []

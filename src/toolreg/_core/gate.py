@@ -53,7 +53,7 @@ _OVERRIDDEN = Ruling("overridden")
 def judge(
     entry: ToolEntry,
     owner: Owner,
-    plugins: list[PluginPolicy],
+    plugins: Sequence[PluginPolicy],
     override: bool,
     existing: ToolEntry | None,
     previous: Owner | None,
