@@ -8,7 +8,6 @@ registry then points its dispatch methods at their bound methods.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -57,13 +56,6 @@ class DispatchParts:
                 ):
                     setattr(self._owner, name, method)
             return self.made
-
-    def forget(self, names: Iterable[str]) -> None:
-        """Drop the plans of changed tools; parts not yet made have none."""
-        made = self.made
-        if made is not None:
-            made[0].forget(names)
-            made[1].forget(names)
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         if hooks is None and self.made is None:

@@ -68,7 +68,9 @@ class ToolRegistry:
         # until then ``dispatch`` and its kin are the class's forwarding methods.
         self._dispatch = DispatchParts(self._table, self._callers, self)
         self._table.on_change(self._table_changed)
-        self.get_entry = self._table.live.get  # type: ignore[method-assign]
+        # The dict get_entry reads (the listener rebinds it when a bulk write swaps it).
+        self._live = self._table.live
+        self.get_entry = self._live.get  # type: ignore[method-assign]
         # Typed per format in definition_api; the Definitions part's own methods.
         self.get_definition = self._definitions.get_definition  # type: ignore[assignment]
         self.get_definitions = self._definitions.get_definitions  # type: ignore[assignment]
@@ -89,10 +91,13 @@ class ToolRegistry:
         # Under the writer lock, after the write is visible. A bulk write
         # swaps in a new dict: get_entry follows it. A dispatcher not yet
         # published has no plans: the first it makes reads the table as it is now.
-        if self.get_entry.__self__ is not live:  # type: ignore[attr-defined]
+        if live is not self._live:
+            self._live = live
             self.get_entry = live.get  # type: ignore[method-assign]
-        if self._dispatch.made is not None:
-            self._dispatch.forget(names)
+        made = self._dispatch.made
+        if made is not None:
+            made[0].forget(names)
+            made[1].forget(names)
         self._definitions.forget(names, generation)
 
     @property
