@@ -166,9 +166,13 @@ class Callers:
         """
         if self.policies.bound or self._acting_now:
             return CallSite(self, depth + 1).owner(toolset, handler)
-        # No plugin bound and none acted for: host code, a built-in or an MCP
-        # server is writing, and no pack's files need looking up.
-        frame = _getframe(depth + 1)
+        return self.unbound_owner(toolset, handler, _getframe(depth + 1))
+
+    def unbound_owner(
+        self, toolset: str, handler: Handler, frame: FrameType
+    ) -> tuple[Owner, Sequence[PluginPolicy]]:
+        """Who registers from ``frame`` with no plugin bound and none acted for: host
+        code, a built-in or an MCP server, and no pack's files need looking up."""
         write = None
         maybe_builtin = True
         if type(handler) is FunctionType and not handler.__dict__:
@@ -261,6 +265,8 @@ class CallSite:
         """
         callers = self._callers
         book = callers.policies
+        if not book.bound and not callers._acting_now:
+            return callers.unbound_owner(toolset, handler, self.first_frame)
         if book.bound is not self._bound:
             self._bound = book.bound
             self._plugins = book.involved(self.first_frame)
@@ -279,4 +285,4 @@ class CallSite:
             return _BUILTIN, ()
         if self._builtin is None:
             self._builtin = callers.builtin_on_stack(self.first_frame)
-        return (_BUILTIN if self._builtin else _HOST), []
+        return (_BUILTIN if self._builtin else _HOST), ()
