@@ -204,13 +204,14 @@ class ToolTable:
         """Apply the conflict rules to ``entry`` meeting what stands under its name (the
         batch's so far, else the table's). None means rejected (logged and recorded).
         """
-        name = entry.name
+        name, state = entry.name, self._state
         staged = self._staged.get(name) if self._staged else None
         if staged is not None:
             existing, previous = staged[0], staged[1]
         else:
-            existing, previous = self._state.live.get(name), self._state.owned.get(name)
-        alias_of = self._state.aliases.get(entry.toolset)
+            existing, previous = state.live.get(name), state.owned.get(name)
+        aliases = state.aliases
+        alias_of = aliases.get(entry.toolset) if aliases else None
         verdict = judge(entry, owner, plugins, override, existing, previous, alias_of)
         action = verdict.action
         if action is None or action == "overridden":
