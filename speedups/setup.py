@@ -2,10 +2,15 @@
 
 from setuptools import Extension, setup
 
-SOURCES = ["src/toolreg_speedups/_hot.c", "src/toolreg_speedups/checks.c"]
+SOURCES = [
+    "src/toolreg_speedups/_hot.c",
+    "src/toolreg_speedups/checks.c",
+    "src/toolreg_speedups/registration.c",
+]
+HEADERS = [
+    "src/toolreg_speedups/checks.h",
+    "src/toolreg_speedups/plain.h",
+    "src/toolreg_speedups/registration.h",
+]
 
-setup(
-    ext_modules=[
-        Extension("toolreg_speedups._hot", SOURCES, depends=["src/toolreg_speedups/checks.h"])
-    ]
-)
+setup(ext_modules=[Extension("toolreg_speedups._hot", SOURCES, depends=HEADERS)])

@@ -159,6 +159,14 @@ def outputs_with_and_without_extensions(script: str, parts: int = 3) -> list[lis
     return outputs
 
 
+@pytest.fixture
+def python_registration_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``check_registration`` without its compiled pre-check: the Python checks and caches alone."""
+    from toolreg._contract import schema_checks
+
+    monkeypatch.setattr(schema_checks, "_precheck", None)
+
+
 def validator_accepts(validate: Callable[[Any], Any], value: Any) -> bool:
     """A compiled schema's verdict on ``value`` as a bool."""
     try:

@@ -16,7 +16,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "toolreg"
 
 #: Bottom to top. A module may import its own layer and the ones below it.
 LAYERS = (
-    ("hookspecs",),  # the hook contract: pluggy only
+    # side by side: the hook contract (pluggy only); whether the compiled module may be used
+    ("hookspecs", "_extension"),
     ("_contract",),
     ("_schemas",),
     ("_authoring",),

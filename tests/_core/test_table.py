@@ -186,7 +186,9 @@ def test_a_schema_checked_by_content_is_not_trusted_for_other_types(reg):
         reg.register("w", "ts", bad, ok)
 
 
-def test_parameters_built_alike_are_checked_once_shared_or_not(reg, monkeypatch):
+def test_parameters_built_alike_are_checked_once_shared_or_not(
+    reg, monkeypatch, python_registration_checks
+):
     from toolreg._contract import schema_checks
 
     checked = []

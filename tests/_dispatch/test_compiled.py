@@ -31,8 +31,7 @@ from conftest import (
     compiled_module_or_skip,
     outputs_with_and_without_extensions,
 )
-from toolreg import ToolRegistry, is_tool_error
-from toolreg._dispatch import compiled
+from toolreg import ToolRegistry, _extension, is_tool_error
 
 _hot = compiled_module_or_skip()
 
@@ -51,7 +50,7 @@ def spec(parameters: dict[str, Any] = OPEN) -> dict[str, Any]:
 
 @pytest.fixture
 def reg(monkeypatch: pytest.MonkeyPatch) -> ToolRegistry:
-    monkeypatch.delenv(compiled.DISABLE_ENV, raising=False)
+    monkeypatch.delenv(_extension.DISABLE_ENV, raising=False)
     return ToolRegistry()
 
 
@@ -298,7 +297,7 @@ def test_hooks_installed_later_run_around_every_call(reg: ToolRegistry):
 
 
 def test_a_registry_with_a_compiled_dispatch_is_collected(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv(compiled.DISABLE_ENV, raising=False)
+    monkeypatch.delenv(_extension.DISABLE_ENV, raising=False)
     reg = ToolRegistry()
     reg.register("t", "set", spec(), returning("ok"))
     assert reg.dispatch("t", {}) == reg.dispatch("t", {}) == "ok"
@@ -367,7 +366,7 @@ def test_recursion_with_a_raised_limit_fails_the_call_not_the_process():
               is_tool_error(reg.dispatch("v", {"a": "x"})))
         """
     )
-    env = {k: v for k, v in os.environ.items() if k != compiled.DISABLE_ENV}
+    env = {k: v for k, v in os.environ.items() if k != _extension.DISABLE_ENV}
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env
     )
@@ -401,7 +400,7 @@ def test_a_malformed_hot_entry_is_left_to_the_python_dispatch():
 def test_the_environment_switch_keeps_dispatch_in_python(
     monkeypatch: pytest.MonkeyPatch, value: str
 ):
-    monkeypatch.setenv(compiled.DISABLE_ENV, value)
+    monkeypatch.setenv(_extension.DISABLE_ENV, value)
     reg = ToolRegistry()
     reg.register("t", "set", spec(), returning("ok"))
     assert reg.dispatch("t", {}) == "ok"
@@ -411,7 +410,7 @@ def test_the_environment_switch_keeps_dispatch_in_python(
 
 def test_a_free_threaded_build_keeps_dispatch_in_python(monkeypatch: pytest.MonkeyPatch):
     # No free-threaded build here: the interpreter's own answer is what is stood in for.
-    monkeypatch.delenv(compiled.DISABLE_ENV, raising=False)
+    monkeypatch.delenv(_extension.DISABLE_ENV, raising=False)
     monkeypatch.setattr(sys, "_is_gil_enabled", lambda: False, raising=False)
     reg = ToolRegistry()
     reg.register("t", "set", spec(), returning("ok"))
@@ -422,9 +421,9 @@ def test_a_free_threaded_build_keeps_dispatch_in_python(monkeypatch: pytest.Monk
 def test_a_build_for_another_toolreg_is_not_used(
     reg: ToolRegistry, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ):
-    monkeypatch.setattr(compiled, "ABI", compiled.ABI + 1)
+    monkeypatch.setattr(_extension, "ABI", _extension.ABI + 1)
     reg.register("t", "set", spec(), returning("ok"))
-    with caplog.at_level(logging.WARNING, "toolreg.dispatch"):
+    with caplog.at_level(logging.WARNING, "toolreg.speedups"):
         assert reg.dispatch("t", {}) == "ok"
     assert reg.dispatch.__self__ is reg._dispatcher
     assert "built for another toolreg" in caplog.text

@@ -36,7 +36,7 @@ from conftest import (
     compiled_module_or_skip,
     validator_accepts,
 )
-from toolreg import ToolRegistry
+from toolreg import ToolRegistry, _extension
 from toolreg._dispatch import compiled
 from toolreg._schemas.check_programs import Field, Program, check_program
 from toolreg._schemas.validation import compiled_schema
@@ -57,7 +57,7 @@ NAMES = ["a", "b", "é", "a" * 40]
 
 @pytest.fixture
 def reg(monkeypatch: pytest.MonkeyPatch) -> ToolRegistry:
-    monkeypatch.delenv(compiled.DISABLE_ENV, raising=False)
+    monkeypatch.delenv(_extension.DISABLE_ENV, raising=False)
     return ToolRegistry()
 
 

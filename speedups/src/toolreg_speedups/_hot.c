@@ -1,4 +1,5 @@
-/* toolreg's dispatch hot path, compiled.
+/* toolreg's dispatch hot path, compiled (and, in registration.c, its
+ * register-time pre-check, ``plain_registration``).
  *
  * A HotDispatch is what ``registry.dispatch`` becomes when this module is
  * installed. It settles the one call shape that dominates a host's turns: a
@@ -34,10 +35,11 @@
 #include <stddef.h>
 
 #include "checks.h"
+#include "registration.h"
 
-/* What toolreg checks before using this module: bumped on any change of the
- * constructor's arguments or of the hot tuple's layout. */
-#define HOT_ABI 2
+/* What toolreg checks before using this module: bumped on any change of its
+ * functions, the constructors' arguments or the hot tuple's layout. */
+#define HOT_ABI 3
 
 typedef struct {
     PyObject_HEAD
@@ -347,11 +349,19 @@ static PyTypeObject HotDispatchType = {
     .tp_getset = hot_getset,
 };
 
+static PyMethodDef hot_functions[] = {
+    {"plain_registration", (PyCFunction)(void (*)(void))plain_registration, METH_FASTCALL,
+     "plain_registration(name, toolset, schema, handler, /) -> bool: True only when toolreg's\n"
+     "check_registration certainly accepts them; False is 'not certain'."},
+    {NULL},
+};
+
 static struct PyModuleDef hot_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "toolreg_speedups._hot",
-    .m_doc = "toolreg's dispatch hot path, compiled.",
+    .m_doc = "toolreg's dispatch hot path and register-time pre-check, compiled.",
     .m_size = -1,
+    .m_methods = hot_functions,
 };
 
 PyMODINIT_FUNC

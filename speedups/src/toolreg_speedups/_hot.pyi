@@ -1,8 +1,12 @@
 from collections.abc import Callable
 from typing import Any
 
-#: Bumped on any change of the constructor's arguments or of the hot tuple's layout.
+#: Bumped on any change of the functions, the constructors' arguments or the hot tuple's layout.
 ABI: int
+
+def plain_registration(name: Any, toolset: Any, schema: Any, handler: Any, /) -> bool:
+    """True only when toolreg's ``check_registration`` certainly accepts these; False is
+    "not certain". Reads exact types only and runs none of the arguments' code."""
 
 class HotDispatch:
     def __new__(

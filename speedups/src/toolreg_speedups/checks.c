@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "checks.h"
+#include "plain.h"
 
 enum kind { STRING, INTEGER, NUMBER, BOOLEAN, ARRAY, KINDS };
 
@@ -54,33 +55,6 @@ typedef struct {
     int others_allowed;
     Field fields[1];
 } Checks;
-
-/* An exact str whose length and characters can be read as they are. */
-static int
-plain_str(PyObject *value)
-{
-    if (!PyUnicode_CheckExact(value)) {
-        return 0;
-    }
-#if PY_VERSION_HEX < 0x030C0000
-    if (!PyUnicode_IS_READY(value)) {
-        return 0; /* a legacy string: making it ready allocates */
-    }
-#endif
-    return 1;
-}
-
-/* Exactly an int (not a bool), within 64 bits: then 1 and its value. */
-static int
-small_int(PyObject *value, long long *out)
-{
-    if (!PyLong_CheckExact(value)) {
-        return 0;
-    }
-    int overflow;
-    *out = PyLong_AsLongLongAndOverflow(value, &overflow);
-    return overflow == 0; /* an exact int raises nothing here */
-}
 
 /* A value of an array's item kind, or a field's kind without its rules. */
 static int

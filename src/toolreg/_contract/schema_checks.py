@@ -3,6 +3,13 @@
 A bad schema is the tool author's bug; catching it at ``register`` time, with
 the tool's name in the message, beats a provider rejecting the whole request
 mid-conversation.
+
+With toolreg-speedups installed (and usable: ``toolreg/_extension.py``), a
+registration goes first to its compiled pre-check, ``plain_registration``
+(registration.c), which answers True only for one these checks certainly
+accept (exact types, plain JSON, no ``$ref``, shallow): then nothing more is
+checked or cached. Anything else takes the checks below, which give the
+verdict and the message.
 """
 
 from __future__ import annotations
@@ -40,8 +47,26 @@ _KEY_LIMIT = 8192  # bytes; a bigger schema is checked in full, not kept
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
+def _load_precheck(name: Any, toolset: Any, schema: Any, handler: Any) -> bool:
+    """The first check's pre-check: binds the compiled one (or None), then asks it."""
+    global _precheck
+    from .._extension import compiled_module  # with the first check, not at import
+
+    hot = compiled_module()
+    _precheck = None if hot is None else hot.plain_registration
+    return _precheck is not None and _precheck(name, toolset, schema, handler)
+
+
+#: True only for a registration the checks below certainly accept; None when
+#: toolreg-speedups is not there or may not be used. Found by the first check.
+_precheck: Callable[[Any, Any, Any, Any], bool] | None = _load_precheck
+
+
 def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> None:
     """Raise ValueError, naming the tool, when a registration is malformed."""
+    precheck = _precheck
+    if precheck is not None and precheck(name, toolset, schema, handler):
+        return  # certainly well formed: the caches below need not hold it
     if type(name) is not str or name not in _NAMES_PASSED:
         if type(name) is not str or not is_tool_name(name):
             check_tool_name(name)  # the rule's own message; a str subclass takes the long way

@@ -15,19 +15,17 @@ odd result and anything that escapes go to the same Python functions the
 Python path calls. So the answers are the same; only the interpreter's price
 of one Python frame per call is gone.
 
-Not used when ``TOOLREG_NO_EXTENSIONS`` is set (to anything but empty or ``0``), on a
-free-threaded build (the C code relies on the GIL), off CPython, or when the
-installed module's ``ABI`` is not the one this toolreg was written for.
+Whether the module may be used at all (``TOOLREG_NO_EXTENSIONS``, CPython,
+the GIL, its ``ABI``) is ``toolreg/_extension.py``'s to say.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._extension import compiled_module
 from .._schemas.check_programs import Program
 from .call_outcomes import failed, internal, off_contract
 
@@ -37,12 +35,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("toolreg.dispatch")
 
-#: The ``ABI`` of toolreg_speedups._hot this code calls: its constructor's
-#: arguments and the layout of the hot tuple (``dispatch_plan.Hot``).
-ABI = 2
-#: Set (to anything but empty or ``0``, like TOOLREG_DISABLE_PLUGIN_AUTOLOAD) to keep
-#: dispatch in Python with toolreg-speedups installed.
-DISABLE_ENV = "TOOLREG_NO_EXTENSIONS"
 #: Compiled checks kept per dispatcher; emptied when full.
 CHECKS_CACHE_SIZE = 512
 
@@ -54,24 +46,11 @@ def finish(plan: Plan, result: Any) -> str | dict[str, Any]:
 
 def compiled_dispatch(dispatcher: Dispatcher) -> Callable[..., Any] | None:
     """The compiled ``dispatch`` over ``dispatcher``; None when it cannot or may not be used."""
-    if os.environ.get(DISABLE_ENV, "") not in ("", "0") or sys.implementation.name != "cpython":
+    hot = compiled_module()
+    if hot is None:
         return None
-    if not getattr(sys, "_is_gil_enabled", lambda: True)():
-        return None
-    try:
-        from toolreg_speedups import _hot
-    except ImportError:
-        return None
-    if getattr(_hot, "ABI", None) != ABI:
-        logger.warning(
-            "toolreg-speedups is installed but built for another toolreg (ABI %r, not %r): "
-            "dispatch stays in Python; install the matching version",
-            getattr(_hot, "ABI", None),
-            ABI,
-        )
-        return None
-    dispatcher.set_checks_compiler(checks_compiler(_hot.Checks))
-    return _hot.HotDispatch(dispatcher.hot, dispatcher.dispatch, failed, finish, internal)  # type: ignore[no-any-return]
+    dispatcher.set_checks_compiler(checks_compiler(hot.Checks))
+    return hot.HotDispatch(dispatcher.hot, dispatcher.dispatch, failed, finish, internal)
 
 
 def checks_compiler(compile_program: Callable[[Program], Any]) -> Callable[[Program], Any]:
