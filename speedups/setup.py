@@ -5,10 +5,12 @@ from setuptools import Extension, setup
 SOURCES = [
     "src/toolreg_speedups/_hot.c",
     "src/toolreg_speedups/checks.c",
+    "src/toolreg_speedups/entry.c",
     "src/toolreg_speedups/registration.c",
 ]
 HEADERS = [
     "src/toolreg_speedups/checks.h",
+    "src/toolreg_speedups/entry.h",
     "src/toolreg_speedups/plain.h",
     "src/toolreg_speedups/registration.h",
 ]

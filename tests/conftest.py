@@ -161,10 +161,28 @@ def outputs_with_and_without_extensions(script: str, parts: int = 3) -> list[lis
 
 @pytest.fixture
 def python_registration_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``check_registration`` without its compiled pre-check: the Python checks and caches alone."""
+    """Registration without its compiled parts (the pre-check, and the entry maker
+    that runs it): the Python checks and caches alone."""
     from toolreg._contract import schema_checks
+    from toolreg._registry import entry_making
 
     monkeypatch.setattr(schema_checks, "_precheck", None)
+    monkeypatch.setattr(entry_making, "_maker", None)  # for registries yet to write
+
+
+@pytest.fixture(params=["switch", "free-threaded", "other ABI"])
+def extension_refused(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each reason toolreg-speedups may not be used, in turn; the reason's name."""
+    from toolreg import _extension
+
+    if request.param == "switch":
+        monkeypatch.setenv(_extension.DISABLE_ENV, "1")
+    elif request.param == "free-threaded":
+        # No free-threaded build here: the interpreter's own answer is what is stood in for.
+        monkeypatch.setattr(sys, "_is_gil_enabled", lambda: False, raising=False)
+    else:
+        monkeypatch.setattr(_extension, "ABI", _extension.ABI + 1)
+    return str(request.param)
 
 
 def validator_accepts(validate: Callable[[Any], Any], value: Any) -> bool:

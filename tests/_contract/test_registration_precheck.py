@@ -491,7 +491,7 @@ def compiled_precheck(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_registration_it_passes_leaves_the_python_caches_alone(compiled_precheck):
     schema = bench_schema("cacheless")
-    ToolRegistry().register("cacheless", "set", schema, handler)
+    schema_checks.check_registration("cacheless", "set", schema, handler)
     assert schema_checks._precheck is plain
     assert schema_checks._PASSED.get(id(schema)) is not schema
     assert "cacheless" not in schema_checks._NAMES_PASSED
@@ -507,20 +507,13 @@ def test_what_it_leaves_to_python_is_refused_with_python_s_message():
     assert len(reg) == 0
 
 
-@pytest.mark.parametrize("refusal", ["switch", "free-threaded", "other ABI"])
 def test_it_is_not_used_where_the_extension_may_not_be(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, refusal: str
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, extension_refused: str
 ):
+    refusal = extension_refused
     monkeypatch.setattr(schema_checks, "_precheck", schema_checks._load_precheck)
-    if refusal == "switch":
-        monkeypatch.setenv(_extension.DISABLE_ENV, "1")
-    elif refusal == "free-threaded":
-        # No free-threaded build here: the interpreter's own answer is what is stood in for.
-        monkeypatch.setattr(sys, "_is_gil_enabled", lambda: False, raising=False)
-    else:
-        monkeypatch.setattr(_extension, "ABI", _extension.ABI + 1)
     with caplog.at_level(logging.WARNING, "toolreg.speedups"):
-        ToolRegistry().register("t", "set", bench_schema("t"), handler)
+        schema_checks.check_registration("t", "set", bench_schema("t"), handler)
     assert schema_checks._precheck is None
     assert ("built for another toolreg" in caplog.text) is (refusal == "other ABI")
 
@@ -529,11 +522,9 @@ def test_it_is_loaded_by_the_first_check_and_not_with_the_switch_set():
     script = textwrap.dedent(
         """
         import sys
-        from toolreg import ToolRegistry
         from toolreg._contract import schema_checks
-        reg = ToolRegistry()
         before = "toolreg_speedups._hot" in sys.modules
-        reg.register("t", "set", {"parameters": {"type": "object"}}, print)
+        schema_checks.check_registration("t", "set", {"parameters": {"type": "object"}}, print)
         after = "toolreg_speedups._hot" in sys.modules
         print(before, after, type(schema_checks._precheck).__name__)
         """

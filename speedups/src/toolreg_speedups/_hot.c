@@ -35,6 +35,7 @@
 #include <stddef.h>
 
 #include "checks.h"
+#include "entry.h"
 #include "registration.h"
 
 /* What toolreg checks before using this module: bumped on any change of its
@@ -367,7 +368,8 @@ static struct PyModuleDef hot_module = {
 PyMODINIT_FUNC
 PyInit__hot(void)
 {
-    if (PyType_Ready(&HotDispatchType) < 0 || PyType_Ready(&ChecksType) < 0) {
+    if (PyType_Ready(&HotDispatchType) < 0 || PyType_Ready(&ChecksType) < 0 ||
+        PyType_Ready(&EntryMakerType) < 0) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&hot_module);
@@ -376,7 +378,8 @@ PyInit__hot(void)
     }
     if (PyModule_AddIntConstant(module, "ABI", HOT_ABI) < 0 ||
         PyModule_AddObjectRef(module, "HotDispatch", (PyObject *)&HotDispatchType) < 0 ||
-        PyModule_AddObjectRef(module, "Checks", (PyObject *)&ChecksType) < 0) {
+        PyModule_AddObjectRef(module, "Checks", (PyObject *)&ChecksType) < 0 ||
+        PyModule_AddObjectRef(module, "EntryMaker", (PyObject *)&EntryMakerType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -281,8 +281,12 @@ plain_registration(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                      nargs);
         return NULL;
     }
-    PyObject *name = args[0], *toolset = args[1], *schema = args[2], *handler = args[3];
-    return PyBool_FromLong(plain_name(name) && plain_str(toolset) &&
-                           PyUnicode_GET_LENGTH(toolset) > 0 && PyCallable_Check(handler) &&
-                           plain_schema(name, schema));
+    return PyBool_FromLong(registration_is_plain(args[0], args[1], args[2], args[3]));
+}
+
+int
+registration_is_plain(PyObject *name, PyObject *toolset, PyObject *schema, PyObject *handler)
+{
+    return plain_name(name) && plain_str(toolset) && PyUnicode_GET_LENGTH(toolset) > 0 &&
+           PyCallable_Check(handler) && plain_schema(name, schema);
 }

@@ -7,4 +7,7 @@
 /* plain_registration(name, toolset, schema, handler) -> bool */
 PyObject *plain_registration(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
+/* The same answer, for C callers (entry.c): 1 when certainly accepted. */
+int registration_is_plain(PyObject *name, PyObject *toolset, PyObject *schema, PyObject *handler);
+
 #endif

@@ -79,6 +79,8 @@ class ToolEntry:
         annotations: Mapping[str, Any] | None = None,
         output_schema: dict[str, Any] | None = None,
     ) -> None:
+        # toolreg-speedups' entry.c fills these same slots for a plain registration:
+        # a change here is a change there (tests/_registry/test_entry_making.py compares).
         self.name = name
         self.toolset = toolset
         self.schema = schema
@@ -133,3 +135,30 @@ def make_options(name: str, validate: bool, timeout: float | None) -> ToolOption
     if validate and timeout is None:
         return DEFAULT_OPTIONS
     return ToolOptions(validate=bool(validate), timeout=timeout)
+
+
+def compiled_entry_maker() -> Callable[..., ToolEntry | None] | None:
+    """toolreg-speedups' ``EntryMaker`` for ToolEntry, or None when it is not there or
+    may not be used (``toolreg/_extension.py``).
+
+    Called with ``register``'s arguments in order, it returns the entry of a
+    registration that leaves every argument after ``handler`` at its default and
+    that the register-time checks certainly accept, filled as ``__init__`` fills
+    it; None for any other (the Python path makes that one). ``.from_spec(spec)``
+    does the same for a ``register_many`` spec of exactly name, toolset, schema
+    and handler.
+    """
+    from .._extension import compiled_module
+
+    hot = compiled_module()
+    if hot is None:
+        return None
+    try:
+        return hot.EntryMaker(ToolEntry, ToolEntry.__slots__)  # type: ignore[no-any-return]
+    except TypeError:  # a ToolEntry whose slots the C code does not know: a bug, not fatal
+        import logging
+
+        logging.getLogger("toolreg.speedups").exception(
+            "toolreg-speedups cannot make ToolEntry: entries are made in Python"
+        )
+        return None

@@ -133,7 +133,10 @@ class ToolTable:
             lock.release()
 
     def add_all(
-        self, register: Callable[..., ToolEntry | None], specs: Iterable[Mapping[str, Any]]
+        self,
+        register: Callable[..., ToolEntry | None],
+        specs: Iterable[Mapping[str, Any]],
+        plain: Callable[[Mapping[str, Any]], ToolEntry | None] | None = None,
     ) -> list[ToolEntry | None]:
         """``register(**spec)`` for each spec, in one batch; the results in order.
 
@@ -141,14 +144,23 @@ class ToolTable:
         from the stack. Called from this loop, that stack is this frame's, the
         same for every spec: it is read once, and each handler's own code per
         spec. A register call from anywhere else (code run by a generator of
-        specs, say) reads its own stack, as always.
+        specs, say) reads its own stack, as always. ``plain(spec)``, when
+        given, is the entry ``register(**spec)`` would make, checked, for a
+        spec that needs nothing else (else None): it is judged and staged here
+        as ``add`` would, without the register call.
         """
         with self.batch():
-            previous, self._site = self._site, CallSite(self._callers, 0)
+            site = CallSite(self._callers, 0)
+            previous, self._site = self._site, site
             try:
                 results = []
                 for spec in specs:
-                    results.append(register(**spec))
+                    entry = plain(spec) if plain is not None else None
+                    if entry is None:
+                        results.append(register(**spec))
+                    else:
+                        owner, plugins = site.owner(entry.toolset, entry.handler)
+                        results.append(self._stage(entry, DEFAULT_OPTIONS, False, owner, plugins))
                 return results
             finally:
                 self._site = previous

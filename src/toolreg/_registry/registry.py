@@ -4,16 +4,16 @@
 packs and MCP servers write into it, and hosts read from it. Tests and
 embedders that want isolation create their own ``ToolRegistry()``.
 
-The parts are plain objects. A write reaches the caches above the table
-through one listener, :meth:`ToolRegistry._table_changed`, never through the
-order of base classes. The dispatcher is made on first use: a process that only
-lists tools (``toolreg list``) never imports the dispatch layer.
+The parts are plain objects. A write reaches the caches above the table through
+one listener, :meth:`ToolRegistry._table_changed`, never through the order of base
+classes. The dispatcher is made on first use: a process that only lists tools
+(``toolreg list``) never imports the dispatch layer. Entries are made in
+``entry_making`` (in C, with toolreg-speedups, for the commonest registration).
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
@@ -26,10 +26,7 @@ from .._contract.entry import (
     SchemaOverrides,
     ToolEntry,
     ToolOptions,
-    blank_entry,
-    make_options,
 )
-from .._contract.schema_checks import check_registration, check_result_limit
 from .._contract.tool_context import ProgressCallback
 from .._core.availability import Availability, Verdict
 from .._core.callers import Callers
@@ -38,10 +35,7 @@ from .._core.table import ToolTable
 from .._core.toolset_report import AvailabilityView
 from .._definitions.definitions import Definitions
 from .dispatch_parts import DispatchParts
-
-# register makes each entry as the class its fields need, filled by one call with
-# its arguments in order (not ToolEntry(...) by name); toolsets share interned strings.
-_new, _fill, _intern = object.__new__, ToolEntry.__init__, sys.intern
+from .entry_making import make_entry, plain_entry_maker
 
 if TYPE_CHECKING:
     from .._core.decision_record import Decision
@@ -64,12 +58,13 @@ class ToolRegistry:
         self._log = log
         self._availability = Availability(clock, self._table.live_entries)
         self._definitions = Definitions(self._table, self._availability)
-        # Made by the first dispatch (or dispatch setting) and never replaced;
-        # until then ``dispatch`` and its kin are the class's forwarding methods.
+        # Made by the first dispatch (or dispatch setting) and never replaced; until
+        # then ``dispatch`` and its kin are the class's forwarding methods.
         self._dispatch = DispatchParts(self._table, self._callers, self)
         self._table.on_change(self._table_changed)
-        # The dict get_entry reads (the listener rebinds it when a bulk write swaps it).
-        self._live = self._table.live
+        #: register's compiled maker (entry_making), None without one; found by the first write.
+        self._plain_entry: Callable[..., ToolEntry | None] | None = self._first_plain_entry
+        self._live = self._table.live  # what get_entry reads (_table_changed rebinds it)
         self.get_entry = self._live.get  # type: ignore[method-assign]
         # Typed per format in definition_api; the Definitions part's own methods.
         self.get_definition = self._definitions.get_definition  # type: ignore[assignment]
@@ -88,9 +83,8 @@ class ToolRegistry:
     def _table_changed(
         self, names: Iterable[str], generation: int, live: dict[str, ToolEntry]
     ) -> None:
-        # Under the writer lock, after the write is visible. A bulk write
-        # swaps in a new dict: get_entry follows it. A dispatcher not yet
-        # published has no plans: the first it makes reads the table as it is now.
+        # Under the writer lock, after the write is visible. A bulk write swaps in a new
+        # dict: get_entry follows it. A dispatcher not yet made has no plans to forget.
         if live is not self._live:
             self._live = live
             self.get_entry = live.get  # type: ignore[method-assign]
@@ -200,40 +194,44 @@ class ToolRegistry:
         hints) or ``output_schema``, and PermissionError for a plugin override
         the operator has not allowed.
         """
-        check_registration(name, toolset, schema, handler)
-        if max_result_size_chars is not None:
-            check_result_limit(name, max_result_size_chars)
-        # Tools of one toolset share one string, however each call spelt it.
-        toolset = _intern(toolset if type(toolset) is str else str.__str__(toolset))
-        if validate is True and timeout is None:
-            options = DEFAULT_OPTIONS
-        else:
-            options = make_options(name, validate, timeout)
-        if annotations is None and output_schema is None:
-            entry = _new(ToolEntry)
-        else:
-            entry = blank_entry(annotations, output_schema)
+        plain = self._plain_entry
+        if plain is not None:
+            # fmt: off
+            entry = plain(name, toolset, schema, handler, check_fn, requires_env, is_async,
+                          description, emoji, max_result_size_chars, dynamic_schema_overrides,
+                          annotations, output_schema, validate, timeout)
+            # fmt: on
+            if entry is not None:  # checked and made in C: the rest at their defaults
+                return self._table.add(entry, DEFAULT_OPTIONS, override)
         # fmt: off
-        _fill(entry, name, toolset, schema, handler, check_fn, requires_env, is_async, description,
-              emoji, max_result_size_chars, dynamic_schema_overrides, annotations, output_schema)
+        entry, options = make_entry(name, toolset, schema, handler, check_fn, requires_env,
+                                    is_async, description, emoji, max_result_size_chars,
+                                    dynamic_schema_overrides, annotations, output_schema,
+                                    validate, timeout)
         # fmt: on
         return self._table.add(entry, options, override)
+
+    def _first_plain_entry(self, *args: Any) -> ToolEntry | None:
+        self._plain_entry = plain = plain_entry_maker()  # found (or not) once, not at import
+        return None if plain is None else plain(*args)
 
     def batch(self) -> contextlib.AbstractContextManager[None]:
         """``with registry.batch():`` the block's registrations appear at once, when it ends.
 
-        Until then no reader sees them; if the block raises, none are kept.
-        Each is judged (and may be rejected or refused) as it is made. Other
-        threads' writes wait for the block to end, so it is host code only: a
-        pack that hung inside one would hold every writer. Packs use
-        :meth:`register_many`.
+        Until then no reader sees them; if the block raises, none are kept. Each is
+        judged (and may be rejected or refused) as it is made. Other threads' writes wait
+        for the block to end, so it is host code only: a pack that hung inside one would
+        hold every writer. Packs use :meth:`register_many`.
         """
         self._callers.require_host("hold the table for a batch")
         return self._table.batch()
 
     def register_many(self, tools: Iterable[Mapping[str, Any]]) -> list[ToolEntry | None]:
         """``register(**spec)`` for each spec, in one batch; the results in order."""
-        return self._table.add_all(self.register, tools)
+        # Specs of name, toolset, schema and handler alone are made in C, as register
+        # makes them; not for a subclass, whose own register must see every spec.
+        maker = plain_entry_maker() if type(self).register is ToolRegistry.register else None
+        return self._table.add_all(self.register, tools, maker and maker.from_spec)
 
     def deregister(self, name: str) -> bool:
         """Remove a tool; returns whether it existed.
@@ -336,9 +334,8 @@ class ToolRegistry:
     def dispatch_many(self, *args: Any, **kwargs: Any) -> list[str | dict[str, Any]]:
         """``dispatch_many(calls, max_concurrency=8, *, progress=None)``: calls run concurrently.
 
-        Each call, ``(name, args)`` or ``(name, args, call_id)``, is a ``dispatch`` of its
-        own (hooks, timeout, errors as results); results in call order. ValueError for a
-        ``max_concurrency`` below 1.
+        Each call, ``(name, args)`` or ``(name, args, call_id)``, is a ``dispatch`` of its own
+        (hooks, timeout, errors as results); results in call order. ValueError: concurrency < 1.
         """
         return self._batches.dispatch_many(*args, **kwargs)
 

@@ -1,0 +1,83 @@
+"""How ``register``'s arguments become a ToolEntry: checked, then made.
+
+A registration that leaves every argument after ``handler`` at its default,
+and that the register-time checks certainly accept, is checked and made in
+one C call when toolreg-speedups is there (``plain_entry_maker``; see
+``_contract/entry.compiled_entry_maker``). Every other one takes
+:func:`make_entry`: the checks, with their messages, then the entry as the
+class its fields need. Both fill the same fields alike (the tests compare).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._contract.entry import (
+    DEFAULT_OPTIONS,
+    CheckFn,
+    Handler,
+    SchemaOverrides,
+    ToolEntry,
+    ToolOptions,
+    blank_entry,
+    compiled_entry_maker,
+    make_options,
+)
+from .._contract.schema_checks import check_registration, check_result_limit
+
+# Each entry is made as the class its fields need, filled by one call with the
+# arguments in order (not ToolEntry(...) by name); toolsets share interned strings.
+_new, _fill, _intern = object.__new__, ToolEntry.__init__, sys.intern
+
+_UNSET: Any = object()
+_maker: Any = _UNSET
+
+
+def plain_entry_maker() -> Any:
+    """The compiled maker (``compiled_entry_maker``), found once per process on first
+    use, not at import; None when toolreg-speedups is not there or may not be used."""
+    global _maker
+    if _maker is _UNSET:
+        _maker = compiled_entry_maker()
+    return _maker
+
+
+def make_entry(
+    name: str,
+    toolset: str,
+    schema: dict[str, Any],
+    handler: Handler,
+    check_fn: CheckFn | None,
+    requires_env: Sequence[str] | None,
+    is_async: bool,
+    description: str,
+    emoji: str,
+    max_result_size_chars: int | None,
+    dynamic_schema_overrides: SchemaOverrides | None,
+    annotations: Mapping[str, Any] | None,
+    output_schema: dict[str, Any] | None,
+    validate: bool,
+    timeout: float | None,
+) -> tuple[ToolEntry, ToolOptions]:
+    """The checked entry and dispatch options of one registration (``register``'s
+    arguments, in its order); ValueError, naming the tool, for a malformed one."""
+    check_registration(name, toolset, schema, handler)
+    if max_result_size_chars is not None:
+        check_result_limit(name, max_result_size_chars)
+    # Tools of one toolset share one string, however each call spelt it.
+    toolset = _intern(toolset if type(toolset) is str else str.__str__(toolset))
+    if validate is True and timeout is None:
+        options = DEFAULT_OPTIONS
+    else:
+        options = make_options(name, validate, timeout)
+    if annotations is None and output_schema is None:
+        entry = _new(ToolEntry)
+    else:
+        entry = blank_entry(annotations, output_schema)
+    # fmt: off
+    _fill(entry, name, toolset, schema, handler, check_fn, requires_env, is_async, description,
+          emoji, max_result_size_chars, dynamic_schema_overrides, annotations, output_schema)
+    # fmt: on
+    return entry, options
