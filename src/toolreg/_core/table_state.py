@@ -168,36 +168,42 @@ class TableState:
             gone.setdefault(old.toolset, set()).add(name)
             decisions.append(("deregistered", old, old_owner.label, None, None))
         actions = actions or {}
+        fallback = action or "registered"
         for name, (entry, owner, options) in added.items():
             old = tools.get(name)
-            old_owner = owners.get(name)
             tools[name] = entry
+            members = came.get(entry.toolset)
+            if members is None:
+                came[entry.toolset] = {name}
+            else:
+                members.add(name)
+            if old is None:  # a new name (the commonest in a batch): no owner, options or history
+                owners[name] = owner
+                if options is not DEFAULT_OPTIONS:
+                    options_by_name[name] = options
+                decisions.append((actions.get(name) or fallback, entry, owner.label, None, None))
+                continue
+            old_owner = owners[name]
             owners[name] = owner
             if options is not DEFAULT_OPTIONS or name in options_by_name:
                 old_options = options_by_name.get(name, DEFAULT_OPTIONS)
                 self._set_options(options_by_name, name, options)
             else:
                 old_options = DEFAULT_OPTIONS
-            verb = actions.get(name) or action or "registered"
-            if old is not None and old_owner is not None:
-                if verb == "registered":
-                    verb = "replaced"
-                gone.setdefault(old.toolset, set()).add(name)
-                if verb == "overridden":
-                    self.history.record(name, (old, old_owner, old_options), owner.label)
-                decisions.append((verb, entry, owner.label, old, old_owner.label))
-            else:
-                decisions.append((verb, entry, owner.label, old, None))
-            members = came.get(entry.toolset)
-            if members is None:
-                came[entry.toolset] = {name}
-            else:
-                members.add(name)
+            verb = actions.get(name) or fallback
+            if verb == "registered":
+                verb = "replaced"
+            gone.setdefault(old.toolset, set()).add(name)
+            if verb == "overridden":
+                self.history.record(name, (old, old_owner, old_options), owner.label)
+            decisions.append((verb, entry, owner.label, old, old_owner.label))
         toolsets = self.toolsets.copy()
         for toolset in gone.keys() | came.keys():
-            names = (toolsets.get(toolset, {}).keys() - gone.get(toolset, set())) | came.get(
-                toolset, set()
-            )
+            members = toolsets.get(toolset)
+            if members is None:  # a new toolset: only names that came
+                toolsets[toolset] = dict.fromkeys(came[toolset])
+                continue
+            names = (members.keys() - gone.get(toolset, set())) | came.get(toolset, set())
             if names:
                 toolsets[toolset] = dict.fromkeys(names)
             else:
