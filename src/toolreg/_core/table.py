@@ -109,11 +109,9 @@ class ToolTable:
             owner, plugins = site.owner(entry.toolset, entry.handler)
             return self._stage(entry, options, override, owner, plugins)
         owner, plugins = self._callers.owner_for(entry.toolset, entry.handler, 2)
-        # acquire/release rather than ``with``: half the price of a lock held
-        # for a whole write, paid by every one.
-        lock = self._lock
-        lock.acquire()
-        try:
+        # ``with``, not acquire() then try: a Ctrl-C handled just after acquire()
+        # returned would leave the lock held, and every other writer waiting.
+        with self._lock:
             if self._staged is not None:
                 return self._stage(entry, options, override, owner, plugins)
             state = self._state
@@ -129,8 +127,6 @@ class ToolTable:
                     return None
             state.put(entry, owner, options, action, existing, previous)
             return entry
-        finally:
-            lock.release()
 
     def add_all(
         self,
