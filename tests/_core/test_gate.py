@@ -207,6 +207,23 @@ def _spec(name, handler):
     return {"name": name, "toolset": "batch", "schema": schema(name), "handler": handler}
 
 
+def test_a_packs_plain_specs_made_in_c_are_judged_like_each_register(builtin, pack):
+    """Specs of exactly name, toolset, schema and handler (made in C when toolreg-speedups
+    is installed, staged without a register call) meet the same gate."""
+    reg = builtin
+    reg.register_plugin_override_policy(
+        "gate_pack", False, plugin_id="toolreg-gate", tool_patterns=("gate_*", "terminal")
+    )
+    taken = pack.call(reg.register_many, [_spec("terminal", pack.handler)])
+    assert taken == [None], "a name the host holds is not taken without override"
+    assert reg.get_owner("terminal") == "host" and reg.decisions()[-1].action == "rejected"
+    with pytest.raises(PermissionError, match=r"plugins.entries.toolreg-gate.tools"):
+        pack.call(reg.register_many, [_spec("gate_ok", pack.handler), _spec("other", pack.handler)])
+    assert reg.get_entry("gate_ok") is None, "the batch is all or nothing"
+    assert pack.call(reg.register_many, [_spec("gate_ok", pack.handler)])[0] is not None
+    assert reg.get_owner("gate_ok") == "toolreg-gate"
+
+
 def test_register_many_reads_each_handler_and_each_nested_register_afresh(builtin, pack):
     """The stack register_many reads once covers only its own loop's calls."""
     reg = builtin
