@@ -170,6 +170,23 @@ def python_registration_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(entry_making, "_maker", None)  # for registries yet to write
 
 
+def compiled_path_settings(max_examples: int) -> Any:
+    """Hypothesis settings for the properties that hold a compiled part to its Python
+    reference: no deadline (the machine is shared: no timing in tests), big generated
+    schemas allowed, and a function-scoped fixture (a switch, the same for every example)."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.function_scoped_fixture,
+        ],
+    )
+
+
 @pytest.fixture(params=["switch", "free-threaded", "other ABI"])
 def extension_refused(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Each reason toolreg-speedups may not be used, in turn; the reason's name."""

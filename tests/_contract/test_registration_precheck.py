@@ -17,7 +17,7 @@ import textwrap
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from conftest import (
@@ -31,6 +31,7 @@ from conftest import (
     ListSub,
     StrSub,
     compiled_module_or_skip,
+    compiled_path_settings,
     outputs_with_and_without_extensions,
 )
 from toolreg import ToolRegistry, _extension
@@ -40,15 +41,7 @@ from toolreg._contract.schema_limits import MAX_SCHEMA_DEPTH
 _hot = compiled_module_or_skip()
 plain = _hot.plain_registration
 
-SETTINGS = settings(
-    max_examples=400,
-    deadline=None,  # the machine is shared: no timing in tests
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.function_scoped_fixture,  # the pre-check switched off, for every example alike
-    ],
-)
+SETTINGS = compiled_path_settings(400)
 
 
 def handler(args: dict[str, Any]) -> str:

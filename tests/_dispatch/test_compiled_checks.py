@@ -23,7 +23,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from conftest import (
@@ -34,6 +34,7 @@ from conftest import (
     ListSub,
     StrSub,
     compiled_module_or_skip,
+    compiled_path_settings,
     validator_accepts,
 )
 from toolreg import ToolRegistry, _extension
@@ -43,15 +44,7 @@ from toolreg._schemas.validation import compiled_schema
 
 _hot = compiled_module_or_skip()
 
-SETTINGS = settings(
-    max_examples=300,
-    deadline=None,  # the machine is shared: no timing in tests
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.function_scoped_fixture,  # the environment switch, the same for every example
-    ],
-)
+SETTINGS = compiled_path_settings(300)
 NAMES = ["a", "b", "é", "a" * 40]
 
 

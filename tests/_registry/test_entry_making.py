@@ -17,10 +17,15 @@ import weakref
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import StrSub, compiled_module_or_skip, outputs_with_and_without_extensions
+from conftest import (
+    StrSub,
+    compiled_module_or_skip,
+    compiled_path_settings,
+    outputs_with_and_without_extensions,
+)
 from toolreg import ToolRegistry
 from toolreg._contract.entry import ToolEntry, compiled_entry_maker
 from toolreg._registry import entry_making
@@ -102,7 +107,7 @@ def registrations(draw: st.DrawFn) -> tuple[Any, ...]:
     return name, toolset, built, draw(st.sampled_from([handler, handler, print, None]))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@compiled_path_settings(300)
 @given(registrations(), st.sampled_from([None, *OTHERS]))
 def test_it_answers_for_a_checked_registration_at_its_defaults_and_fills_what_python_fills(
     case: tuple[Any, ...], other: tuple[str, Any] | None
