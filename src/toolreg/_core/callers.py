@@ -39,6 +39,7 @@ logger = logging.getLogger("toolreg.registry")
 
 _HOST = Owner(HOST_LABEL)
 _BUILTIN = Owner(BUILTIN_LABEL)
+_HOST_WRITE: tuple[Owner, Sequence[PluginPolicy]] = (_HOST, ())
 _OWNERS_LIMIT = 1024
 _getframe = sys._getframe
 # CO_GENERATOR, CO_COROUTINE and CO_ASYNC_GENERATOR (inspect's flags): code whose
@@ -166,7 +167,18 @@ class Callers:
         """
         if self.policies.bound or self._acting_now:
             return CallSite(self, depth + 1).owner(toolset, handler)
-        return self.unbound_owner(toolset, handler, _getframe(depth + 1))
+        frame = _getframe(depth + 1)
+        last = self._host_write
+        if (
+            last is not None
+            and last[0] is frame
+            and last[1] is handler
+            and last[3] == toolset
+            and not handler.__dict__
+            and handler.__module__ is last[2]  # identity: a module name made anew is asked again
+        ):
+            return _HOST_WRITE  # unbound_owner's answer to this very write, remembered there
+        return self.unbound_owner(toolset, handler, frame)
 
     def unbound_owner(
         self, toolset: str, handler: Handler, frame: FrameType
