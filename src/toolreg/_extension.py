@@ -21,7 +21,7 @@ logger = logging.getLogger("toolreg.speedups")
 #: The ``ABI`` of toolreg_speedups._hot this toolreg calls: bumped on any change of
 #: its functions, a constructor's arguments or the layout of the hot tuple
 #: (``_dispatch/dispatch_plan.Hot``).
-ABI = 3
+ABI = 4
 #: Set (to anything but empty or ``0``) to keep toolreg in Python with
 #: toolreg-speedups installed.
 DISABLE_ENV = "TOOLREG_NO_EXTENSIONS"

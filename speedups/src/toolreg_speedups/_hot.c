@@ -37,10 +37,11 @@
 #include "checks.h"
 #include "entry.h"
 #include "registration.h"
+#include "reload.h"
 
 /* What toolreg checks before using this module: bumped on any change of its
  * functions, the constructors' arguments or the hot tuple's layout. */
-#define HOT_ABI 3
+#define HOT_ABI 4
 
 typedef struct {
     PyObject_HEAD
@@ -369,7 +370,8 @@ PyMODINIT_FUNC
 PyInit__hot(void)
 {
     if (PyType_Ready(&HotDispatchType) < 0 || PyType_Ready(&ChecksType) < 0 ||
-        PyType_Ready(&EntryMakerType) < 0) {
+        PyType_Ready(&EntryMakerType) < 0 || PyType_Ready(&HostReloadType) < 0 ||
+        reload_init_names() < 0) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&hot_module);
@@ -379,7 +381,8 @@ PyInit__hot(void)
     if (PyModule_AddIntConstant(module, "ABI", HOT_ABI) < 0 ||
         PyModule_AddObjectRef(module, "HotDispatch", (PyObject *)&HotDispatchType) < 0 ||
         PyModule_AddObjectRef(module, "Checks", (PyObject *)&ChecksType) < 0 ||
-        PyModule_AddObjectRef(module, "EntryMaker", (PyObject *)&EntryMakerType) < 0) {
+        PyModule_AddObjectRef(module, "EntryMaker", (PyObject *)&EntryMakerType) < 0 ||
+        PyModule_AddObjectRef(module, "HostReload", (PyObject *)&HostReloadType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

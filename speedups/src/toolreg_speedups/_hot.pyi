@@ -26,3 +26,30 @@ class Checks:
 
     def __new__(cls, program: tuple[bool, tuple[tuple[Any, ...], ...]]) -> Checks: ...
     def accepts(self, arguments: Any, /) -> bool: ...
+
+class EntryMaker:
+    """A plain registration's entry, made in C (entry.c)."""
+
+    def __new__(cls, entry_type: type, fields: tuple[str, ...], /) -> EntryMaker: ...
+    def __call__(self, *register_arguments: Any) -> Any: ...
+    def from_spec(self, spec: Any, /) -> Any: ...
+
+class HostReload:
+    """ToolTable.add for a plain entry, with a host reloading its own tool written in C."""
+
+    def __new__(
+        cls,
+        add: Callable[[Any, bool, Any], Any],
+        maker: EntryMaker,
+        table: Any,
+        state: Any,
+        callers: Any,
+        book: Any,
+        log: Any,
+        lock: Any,
+        host: Any,
+        now: Callable[[], float],
+        options: Any,
+        /,
+    ) -> HostReload: ...
+    def __call__(self, entry: Any, override: bool, /) -> Any: ...

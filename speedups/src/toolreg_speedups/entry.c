@@ -33,36 +33,11 @@
 #define Py_T_OBJECT_EX T_OBJECT_EX
 #endif
 
-/* The fields, in ToolEntry.__slots__' order. */
-enum {
-    F_NAME,
-    F_TOOLSET,
-    F_SCHEMA,
-    F_HANDLER,
-    F_CHECK_FN,
-    F_REQUIRES_ENV,
-    F_IS_ASYNC,
-    F_DESCRIPTION,
-    F_EMOJI,
-    F_LIMIT,
-    F_OVERRIDES,
-    FIELD_COUNT
-};
-
 static const char *const field_names[FIELD_COUNT] = {
     "name",  "toolset",  "schema", "handler", "check_fn",
     "requires_env", "is_async", "description", "emoji", "max_result_size_chars",
     "dynamic_schema_overrides",
 };
-
-typedef struct {
-    PyObject_HEAD
-    PyTypeObject *type;                /* the entry class */
-    Py_ssize_t offsets[FIELD_COUNT];   /* each field's slot in an instance */
-    PyObject *description_key;         /* "description" */
-    PyObject *spec_keys[4];            /* "name", "toolset", "schema", "handler" */
-    vectorcallfunc vectorcall;
-} EntryMaker;
 
 /* An empty exact str: "" as the Python code passes it. */
 static int

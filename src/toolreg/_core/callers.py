@@ -37,9 +37,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("toolreg.registry")
 
-_HOST = Owner(HOST_LABEL)
+#: The host's Owner, shared by every host write (``reload.c`` compares it by identity).
+HOST = Owner(HOST_LABEL)
 _BUILTIN = Owner(BUILTIN_LABEL)
-_HOST_WRITE: tuple[Owner, Sequence[PluginPolicy]] = (_HOST, ())
+_HOST_WRITE: tuple[Owner, Sequence[PluginPolicy]] = (HOST, ())
 _OWNERS_LIMIT = 1024
 _getframe = sys._getframe
 # CO_GENERATOR, CO_COROUTINE and CO_ASYNC_GENERATOR (inspect's flags): code whose
@@ -195,7 +196,7 @@ class Callers:
                 # from the same running frame gets the answer it got last time.
                 write = (frame, handler, module, toolset)
                 if write == self._host_write:
-                    return _HOST, ()
+                    return HOST, ()
                 maybe_builtin = module.startswith(BUILTIN_NAMESPACE)
         if toolset.startswith(MCP_PREFIX):
             return self._owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX), None), ()
@@ -205,7 +206,7 @@ class Callers:
             return _BUILTIN, ()
         if write is not None and self._clear[0] is frame:  # kept: it runs, not resumable
             self._host_write = write
-        return _HOST, ()
+        return HOST, ()
 
     def builtin_on_stack(self, frame: FrameType) -> bool:
         """Whether a frame from ``frame`` outwards runs in a built-in module.
@@ -297,4 +298,4 @@ class CallSite:
             return _BUILTIN, ()
         if self._builtin is None:
             self._builtin = callers.builtin_on_stack(self.first_frame)
-        return (_BUILTIN if self._builtin else _HOST), ()
+        return (_BUILTIN if self._builtin else HOST), ()

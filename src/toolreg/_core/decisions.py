@@ -55,7 +55,10 @@ class DecisionLog:
         previous_owner: str | None,
         generation: int,
     ) -> None:
-        """Log the decision ``action`` about ``entry``; cheap, since every write does it."""
+        """Log the decision ``action`` about ``entry``; cheap, since every write does it.
+
+        reload.c (toolreg-speedups) appends the same tuple for a host's reload.
+        """
         self._seq = seq = self._seq + 1
         self._items.append(
             (seq, _now(), action, entry, owner, reason, previous, previous_owner, generation)

@@ -22,8 +22,10 @@ from .._contract.entry import (
     ToolOptions,
 )
 from .._contract.schema_checks import check_registration, check_result_limit
-from .callers import Callers, CallSite
+from .._extension import compiled_module
+from .callers import HOST, Callers, CallSite
 from .decisions import Action, DecisionLog
+from .decisions import _now as decision_clock
 from .gate import Ruling, judge, judge_alias, judge_removal
 from .ownership import Owner
 from .table_state import ChangeListener, Row, TableState
@@ -100,7 +102,9 @@ class ToolTable:
 
     # -- writes ---------------------------------------------------------------
 
-    def add(self, entry: ToolEntry, options: ToolOptions, override: bool) -> ToolEntry | None:
+    def add(
+        self, entry: ToolEntry, override: bool, options: ToolOptions = DEFAULT_OPTIONS
+    ) -> ToolEntry | None:
         """Write one checked entry, if the gate admits it; None when rejected."""
         site = self._site
         if site is not None and site.first_frame is sys._getframe(2):
@@ -127,6 +131,23 @@ class ToolTable:
                     return None
             state.put(entry, owner, options, action, existing, previous)
             return entry
+
+    def plain_writer(self, maker: Any) -> Callable[[ToolEntry, bool], ToolEntry | None]:
+        """``add(entry, override)`` for the entries ``maker`` (the compiled EntryMaker) makes.
+
+        With toolreg-speedups, a host loop registering its own tool again is written in C
+        (``reload.c``): the case the gate calls "replaced" and ``TableState.put`` writes in
+        place, read from the same state, in the same steps. Every other write is ``add``'s.
+        Neither adds a frame: ``add`` reads its caller's caller from the stack.
+        """
+        hot = compiled_module()
+        if hot is None or maker is None:
+            return self.add
+        callers = self._callers
+        # fmt: off
+        return hot.HostReload(self.add, maker, self, self._state, callers, callers.policies,
+                              self._log, self._lock, HOST, decision_clock, DEFAULT_OPTIONS)
+        # fmt: on
 
     def add_all(
         self,
@@ -252,11 +273,7 @@ class ToolTable:
             )
 
     def deregister(self, name: str) -> bool:
-        """Remove a tool; returns whether it existed.
-
-        A plugin may remove only its own tools unless the operator allowed it
-        overrides (PermissionError otherwise).
-        """
+        """Remove a tool; whether it existed (``ToolRegistry.deregister``)."""
         callers = self._callers.current()
         with self._lock:
             self._flush_batch()
@@ -276,11 +293,7 @@ class ToolTable:
         *,
         options: ToolOptions = DEFAULT_OPTIONS,
     ) -> list[str]:
-        """Swap a whole toolset in one step; returns the names now in it.
-
-        Readers see either the old toolset or the new one, never a mix. An
-        entry whose name another toolset owns is skipped and logged as rejected.
-        """
+        """Swap a whole toolset in one step; the names now in it (``ToolRegistry``'s)."""
         entries = list(entries)
         seen: set[str] = set()
         for entry in entries:
@@ -312,12 +325,9 @@ class ToolTable:
             return sorted(added)
 
     def remove_owner(self, label: str) -> list[str]:
-        """Remove every tool ``label`` owns, in one step; returns their names.
+        """Remove every tool ``label`` owns, in one step; their names (``ToolRegistry``'s).
 
-        A tool it overrode comes back, but only while the owner's entry is
-        still the current one: if someone replaced it since, that one stays.
-        A plugin may remove only its own tools, unless the operator allowed it
-        overrides.
+        A tool it overrode comes back only while the owner's entry is still current.
         """
         callers = self._callers.current()
         with self._lock:
@@ -331,11 +341,7 @@ class ToolTable:
             return owned
 
     def register_toolset_alias(self, alias: str, toolset: str) -> None:
-        """Let config say ``alias`` for ``toolset`` (e.g. ``foo`` for ``mcp-foo``).
-
-        Host only. The alias must not hide a toolset, and lives as long as its
-        toolset has tools. ValueError for an alias that breaks those rules.
-        """
+        """Let config say ``alias`` for ``toolset``; host only (``ToolRegistry``'s)."""
         with self._lock:
             self._callers.require_host(f"create toolset alias {alias!r}")
             if alias == toolset and isinstance(alias, str) and alias:

@@ -7,8 +7,7 @@ embedders that want isolation create their own ``ToolRegistry()``.
 The parts are plain objects. A write reaches the caches above the table through
 one listener, :meth:`ToolRegistry._table_changed`, never through the order of base
 classes. The dispatcher is made on first use: a process that only lists tools
-(``toolreg list``) never imports the dispatch layer. Entries are made in
-``entry_making`` (in C, with toolreg-speedups, for the commonest registration).
+(``toolreg list``) never imports the dispatch layer. Entries are made in ``entry_making``.
 """
 
 from __future__ import annotations
@@ -62,8 +61,9 @@ class ToolRegistry:
         # then ``dispatch`` and its kin are the class's forwarding methods.
         self._dispatch = DispatchParts(self._table, self._callers, self)
         self._table.on_change(self._table_changed)
-        #: register's compiled maker (entry_making), None without one; found by the first write.
+        # register's compiled maker and how it writes its entries: found by the first write.
         self._plain_entry: Callable[..., ToolEntry | None] | None = self._first_plain_entry
+        self._add_plain: Callable[[ToolEntry, bool], ToolEntry | None] = self._table.add
         self._live = self._table.live  # what get_entry reads (_table_changed rebinds it)
         self.get_entry = self._live.get  # type: ignore[method-assign]
         # Typed per format in definition_api; the Definitions part's own methods.
@@ -83,8 +83,7 @@ class ToolRegistry:
     def _table_changed(
         self, names: Iterable[str], generation: int, live: dict[str, ToolEntry]
     ) -> None:
-        # Under the writer lock, after the write is visible. A bulk write swaps in a new
-        # dict: get_entry follows it. A dispatcher not yet made has no plans to forget.
+        # Under the writer lock, after the write is visible: get_entry follows a new dict.
         if live is not self._live:
             self._live = live
             self.get_entry = live.get  # type: ignore[method-assign]
@@ -202,17 +201,18 @@ class ToolRegistry:
                           annotations, output_schema, validate, timeout)
             # fmt: on
             if entry is not None:  # checked and made in C: the rest at their defaults
-                return self._table.add(entry, DEFAULT_OPTIONS, override)
+                return self._add_plain(entry, override)
         # fmt: off
         entry, options = make_entry(name, toolset, schema, handler, check_fn, requires_env,
                                     is_async, description, emoji, max_result_size_chars,
                                     dynamic_schema_overrides, annotations, output_schema,
                                     validate, timeout)
         # fmt: on
-        return self._table.add(entry, options, override)
+        return self._table.add(entry, override, options)
 
     def _first_plain_entry(self, *args: Any) -> ToolEntry | None:
         self._plain_entry = plain = plain_entry_maker()  # found (or not) once, not at import
+        self._add_plain = self._table.plain_writer(plain)
         return None if plain is None else plain(*args)
 
     def batch(self) -> contextlib.AbstractContextManager[None]:
