@@ -168,7 +168,13 @@ class Callers:
         """
         if self.policies.bound or self._acting_now:
             return CallSite(self, depth + 1).owner(toolset, handler)
-        frame = _getframe(depth + 1)
+        return self.unbound_owner(toolset, handler, _getframe(depth + 1))
+
+    def unbound_owner(
+        self, toolset: str, handler: Handler, frame: FrameType
+    ) -> tuple[Owner, Sequence[PluginPolicy]]:
+        """Who registers from ``frame`` with no plugin bound and none acted for: host
+        code, a built-in or an MCP server, and no pack's files need looking up."""
         last = self._host_write
         if (
             last is not None
@@ -178,25 +184,16 @@ class Callers:
             and not handler.__dict__
             and handler.__module__ is last[2]  # identity: a module name made anew is asked again
         ):
-            return _HOST_WRITE  # unbound_owner's answer to this very write, remembered there
-        return self.unbound_owner(toolset, handler, frame)
-
-    def unbound_owner(
-        self, toolset: str, handler: Handler, frame: FrameType
-    ) -> tuple[Owner, Sequence[PluginPolicy]]:
-        """Who registers from ``frame`` with no plugin bound and none acted for: host
-        code, a built-in or an MCP server, and no pack's files need looking up."""
+            # Everything the answer below read, the last time a host loop wrote from
+            # this running frame (and reload.c reads it so too): the same answer.
+            return _HOST_WRITE
         write = None
         maybe_builtin = True
         if type(handler) is FunctionType and not handler.__dict__:
             # Most writes are a plain function's, whose module rules most out at once.
             module = handler.__module__
             if type(module) is str:
-                # Everything the answer below reads: a host loop writing again
-                # from the same running frame gets the answer it got last time.
                 write = (frame, handler, module, toolset)
-                if write == self._host_write:
-                    return HOST, ()
                 maybe_builtin = module.startswith(BUILTIN_NAMESPACE)
         if toolset.startswith(MCP_PREFIX):
             return self._owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX), None), ()
