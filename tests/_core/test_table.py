@@ -259,3 +259,52 @@ def test_reading_decisions_while_writers_write_sees_them_in_order():
         thread.join()
     assert problems == []
     assert reg.decisions()[-1].seq == reg.last_decision_seq
+
+
+class CountingName(str):
+    """A str subclass with code of its own, as a pack's name or a StrEnum member has:
+    it hashes like ``hash_as`` and counts its comparisons."""
+
+    compared = 0
+
+    def __new__(cls, value: str, hash_as: str) -> CountingName:
+        made = super().__new__(cls, value)
+        made.hash_as = hash_as  # type: ignore[attr-defined]
+        return made
+
+    def __hash__(self) -> int:
+        return hash(self.hash_as)  # type: ignore[attr-defined]
+
+    def __eq__(self, other: object) -> bool:
+        type(self).compared += 1
+        return str.__eq__(self, other)
+
+
+def test_names_and_toolsets_are_kept_as_plain_strs_so_their_code_never_runs_in_a_write(reg):
+    # Registered under a subclass, a tool's key is the plain str it holds: a later
+    # write of a name that hashes alike compares plain strs only.
+    reg.register(CountingName("sneaky", "target"), CountingName("set", "set"), schema("sneaky"), ok)
+    reg.register_toolset_alias(CountingName("nick", "set"), CountingName("set", "set"))
+    state = reg._table._state
+    for keys in (state.live, state.owned, state.toolsets, state.toolsets["set"], state.aliases):
+        assert {type(key) for key in keys} == {str}
+    assert set(state.aliases.values()) == {"set"} and type(state.aliases["nick"]) is str
+    entry = reg.get_entry("sneaky")
+    assert entry is not None and type(entry.name) is str and type(entry.toolset) is str
+    CountingName.compared = 0
+    for _ in range(3):
+        reg.register("target", "set", schema("target"), ok)
+        reg.register_many([{"name": "target", "toolset": "set", "schema": {}, "handler": ok}])
+        reg.deregister("target")
+    assert CountingName.compared == 0
+    assert reg.get_all_tool_names() == ["sneaky"]
+
+
+def test_replace_toolset_refuses_entries_named_by_a_str_subclass(reg):
+    from toolreg import ToolEntry
+
+    for name, toolset in ((CountingName("t", "t"), "set"), ("t", CountingName("set", "set"))):
+        entry = ToolEntry(name=name, toolset=toolset, schema={}, handler=ok)
+        with pytest.raises(ValueError, match="'t': its name and toolset must be plain str"):
+            reg.replace_toolset("set", [entry])
+    assert reg.get_all_tool_names() == []

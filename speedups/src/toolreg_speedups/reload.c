@@ -1,6 +1,6 @@
 /* A host reloading its own tool, written in C.
  *
- * ``HostReload(add, maker, table, state, callers, book, log, lock, host, now)``
+ * ``HostReload(add, maker, table, state, callers, book, log, lock, host, now, options)``
  * is called as ``reload(entry, override)`` in place of ToolTable's
  * ``add(entry, override, DEFAULT_OPTIONS)``, for an entry ``maker`` made. It
  * writes in C the commonest write of all, and hands every other one to
@@ -17,12 +17,14 @@
  *   gate (gate.judge) says "replaced" and ``TableState.put`` changes the
  *   entry alone.
  *
- * It then does put's steps, in put's order, under the table's lock: the
- * entry in the live dict, the generation, the decision (DecisionLog.record's
- * tuple), the change listener. Like the other C parts it reads exact types
- * only and runs no code of the arguments; the lock is taken without waiting
- * (a writer on another thread sends the write to ``add``, which waits) and
- * let go however the listener ends.
+ * It then does put's steps, in put's order, under the table's lock, each
+ * reading the state when put reads it: the entry in the live dict, the
+ * generation, the decision (DecisionLog.record's tuple), the change listener.
+ * Like the other C parts it reads exact types only. The table's keys are plain
+ * strs, so its lookups run no code; code that runs anyway (a collection's
+ * finalizer) may write, so what the lookups return is held. The lock is taken
+ * without waiting (a writer on another thread sends the write to ``add``,
+ * which waits) and let go however the listener ends.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -51,7 +53,7 @@ typedef struct {
 /* Attribute names, interned once. */
 static PyObject *s_staged, *s_live, *s_owned, *s_aliases, *s_options, *s_generation,
     *s_listener, *s_acting_now, *s_host_write, *s_bound, *s_seq, *s_items, *s_append,
-    *s_acquire, *s_release, *s_label, *s_replaced, *s_empty, *s_one;
+    *s_acquire, *s_release, *s_label, *s_replaced, *s_empty, *s_pop, *s_one;
 
 /* 1 when ``value`` is an exact dict holding nothing, else 0. */
 static int
@@ -98,16 +100,19 @@ host_writes_again(HostReload *self, PyObject *entry, PyObject *toolset)
         !PyTuple_CheckExact(last) || PyTuple_GET_SIZE(last) != 4) {
         goto done;
     }
-    /* The frame that called register (ours is register's): owner_for's depth. */
+    if (PyTuple_GET_ITEM(last, 1) != handler ||
+        PyTuple_GET_ITEM(last, 2) != function->func_module ||
+        !same_str(PyTuple_GET_ITEM(last, 3), toolset)) {
+        goto done;
+    }
+    /* The frame that called register (ours is register's): owner_for's depth. Made
+     * last: making a frame object may run a collection, and so any code. */
     PyFrameObject *running = PyEval_GetFrame(); /* borrowed */
     if (running == NULL) {
         goto done;
     }
     caller = (PyObject *)PyFrame_GetBack(running);
-    verdict = caller != NULL && PyTuple_GET_ITEM(last, 0) == caller &&
-              PyTuple_GET_ITEM(last, 1) == handler &&
-              PyTuple_GET_ITEM(last, 2) == function->func_module &&
-              same_str(PyTuple_GET_ITEM(last, 3), toolset);
+    verdict = caller != NULL && PyTuple_GET_ITEM(last, 0) == caller;
 done:
     Py_XDECREF(bound);
     Py_XDECREF(acting);
@@ -145,98 +150,123 @@ done:
     return ok;
 }
 
-/* Under the lock: the write itself, if the table stands as described above.
- * 1 written, 0 not taken, -1 with an exception. */
-static int
-replace_entry(HostReload *self, PyObject *entry, PyObject *name, PyObject *toolset)
+/* Under the lock: the entry the host holds under ``name`` in ``toolset``, as a
+ * new reference, if the table stands as described above; NULL if it does not
+ * (with an exception on error). A lookup compares keys, and a key of a str
+ * subclass runs its own __eq__, which may write (the lock is re-entrant): so
+ * what a lookup returns is held at once, and put_entry reads the table afresh. */
+static PyObject *
+held_entry(HostReload *self, PyObject *name, PyObject *toolset)
 {
     const EntryMaker *maker = (const EntryMaker *)self->maker;
-    int result = -1;
+    PyObject *found = NULL;
     PyObject *staged = NULL, *live = NULL, *owned = NULL, *aliases = NULL, *options = NULL,
-             *generation = NULL, *next = NULL, *old = NULL, *listener = NULL, *names = NULL,
-             *told = NULL;
-    if ((staged = ATTR(self->table, s_staged)) == NULL || (live = ATTR(self->state, s_live)) == NULL ||
+             *old = NULL, *previous = NULL;
+    if ((staged = ATTR(self->table, s_staged)) == NULL ||
+        (live = ATTR(self->state, s_live)) == NULL ||
         (owned = ATTR(self->state, s_owned)) == NULL ||
         (aliases = ATTR(self->state, s_aliases)) == NULL ||
-        (options = ATTR(self->state, s_options)) == NULL ||
-        (generation = ATTR(self->state, s_generation)) == NULL) {
+        (options = ATTR(self->state, s_options)) == NULL) {
         goto done;
     }
-    result = 0;
     if (staged != Py_None || !PyDict_CheckExact(live) || !PyDict_CheckExact(owned) ||
-        !empty_dict(options) || !PyDict_CheckExact(aliases) || !PyLong_CheckExact(generation)) {
+        !empty_dict(options) || !PyDict_CheckExact(aliases)) {
         goto done;
     }
-    /* Exact str keys: the lookups run no code. */
-    old = PyDict_GetItemWithError(live, name);
-    PyObject *previous = old == NULL ? NULL : PyDict_GetItemWithError(owned, name);
-    if (PyErr_Occurred()) {
-        old = NULL;
-        result = -1;
+    old = Py_XNewRef(PyDict_GetItemWithError(live, name));
+    if (old == NULL || !Py_IS_TYPE(old, maker->type)) {
         goto done;
     }
-    if (old == NULL || previous != self->host || !Py_IS_TYPE(old, maker->type)) {
-        old = NULL;
+    previous = Py_XNewRef(PyDict_GetItemWithError(owned, name));
+    if (previous != self->host) {
         goto done;
     }
-    PyObject *old_toolset = entry_field(maker, old, F_TOOLSET);
+    PyObject *old_toolset = entry_field(maker, old, F_TOOLSET); /* compared before any code runs */
     if (old_toolset == NULL || !same_str(old_toolset, toolset)) {
-        old = NULL;
         goto done;
     }
-    if (PyDict_GET_SIZE(aliases) != 0) {
-        int aliased = PyDict_Contains(aliases, toolset);
-        if (aliased != 0) {
-            old = NULL;
-            result = aliased < 0 ? -1 : 0;
-            goto done;
-        }
+    if (PyDict_GET_SIZE(aliases) != 0 && PyDict_Contains(aliases, toolset) != 0) {
+        goto done; /* an alias of that name, or an error (kept) */
     }
-    Py_INCREF(old); /* the decision keeps it; the live dict lets it go */
-    result = -1;
-    if ((next = PyNumber_Add(generation, s_one)) == NULL ||
-        PyDict_SetItem(live, name, entry) < 0 ||
-        PyObject_SetAttr(self->state, s_generation, next) < 0 ||
-        record_replaced(self, entry, old, next) < 0 ||
-        (listener = ATTR(self->state, s_listener)) == NULL) {
-        goto done;
-    }
-    if (listener != Py_None) {
-        if ((names = PyTuple_Pack(1, name)) == NULL ||
-            (told = PyObject_CallFunctionObjArgs(listener, names, next, live, NULL)) == NULL) {
-            goto done;
-        }
-    }
-    result = 1;
+    found = Py_NewRef(old);
 done:
     Py_XDECREF(staged);
     Py_XDECREF(live);
     Py_XDECREF(owned);
     Py_XDECREF(aliases);
     Py_XDECREF(options);
+    Py_XDECREF(old);
+    Py_XDECREF(previous);
+    return found;
+}
+
+/* TableState.put for a reload (same owner, same toolset, default options), its
+ * steps in its order, each reading the state when put reads it; 0, or -1 with an
+ * exception. */
+static int
+put_entry(HostReload *self, PyObject *entry, PyObject *name, PyObject *old)
+{
+    int ok = -1;
+    PyObject *options = NULL, *popped = NULL, *live = NULL, *generation = NULL, *next = NULL,
+             *listener = NULL, *names = NULL, *told = NULL;
+    /* ``if options is not DEFAULT_OPTIONS or self.options``: a tool's options, set since. */
+    if ((options = ATTR(self->state, s_options)) == NULL) {
+        goto done;
+    }
+    int some = PyObject_IsTrue(options);
+    if (some < 0 || (some && (popped = PyObject_CallMethodObjArgs(options, s_pop, name, Py_None,
+                                                                  NULL)) == NULL)) {
+        goto done;
+    }
+    if ((live = ATTR(self->state, s_live)) == NULL ||
+        (PyDict_CheckExact(live) ? PyDict_SetItem(live, name, entry)
+                                 : PyObject_SetItem(live, name, entry)) < 0) {
+        goto done;
+    }
+    Py_CLEAR(live);
+    if ((generation = ATTR(self->state, s_generation)) == NULL ||
+        (next = PyNumber_Add(generation, s_one)) == NULL ||
+        PyObject_SetAttr(self->state, s_generation, next) < 0 ||
+        record_replaced(self, entry, old, next) < 0 ||
+        (listener = ATTR(self->state, s_listener)) == NULL) {
+        goto done;
+    }
+    if (listener != Py_None) {
+        if ((names = PyTuple_Pack(1, name)) == NULL || (live = ATTR(self->state, s_live)) == NULL ||
+            (told = PyObject_CallFunctionObjArgs(listener, names, next, live, NULL)) == NULL) {
+            goto done;
+        }
+    }
+    ok = 0;
+done:
+    Py_XDECREF(options);
+    Py_XDECREF(popped);
+    Py_XDECREF(live);
     Py_XDECREF(generation);
     Py_XDECREF(next);
-    Py_XDECREF(old);
     Py_XDECREF(listener);
     Py_XDECREF(names);
     Py_XDECREF(told);
-    return result;
+    return ok;
 }
 
-/* 1 written, 0 not taken (add decides), -1 with an exception. */
+/* Under the lock: 1 written, 0 not taken, -1 with an exception. */
 static int
-try_reload(HostReload *self, PyObject *entry)
+replace_entry(HostReload *self, PyObject *entry, PyObject *name, PyObject *toolset)
 {
-    const EntryMaker *maker = (const EntryMaker *)self->maker;
-    if (!Py_IS_TYPE(entry, maker->type)) {
-        return 0;
+    PyObject *old = held_entry(self, name, toolset);
+    if (old == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
     }
-    PyObject *name = entry_field(maker, entry, F_NAME);
-    PyObject *toolset = entry_field(maker, entry, F_TOOLSET);
-    if (name == NULL || toolset == NULL || !PyUnicode_CheckExact(name) ||
-        !PyUnicode_CheckExact(toolset)) {
-        return 0;
-    }
+    int ok = put_entry(self, entry, name, old);
+    Py_DECREF(old);
+    return ok < 0 ? -1 : 1;
+}
+
+/* try_reload, the name and toolset held: 1 written, 0 not taken, -1 with an exception. */
+static int
+write_held(HostReload *self, PyObject *entry, PyObject *name, PyObject *toolset)
+{
     int again = host_writes_again(self, entry, toolset);
     if (again <= 0) {
         return again;
@@ -263,6 +293,30 @@ try_reload(HostReload *self, PyObject *entry)
     }
     Py_DECREF(released);
     PyErr_Restore(type, value, traceback);
+    return result;
+}
+
+/* 1 written, 0 not taken (add decides), -1 with an exception. */
+static int
+try_reload(HostReload *self, PyObject *entry)
+{
+    const EntryMaker *maker = (const EntryMaker *)self->maker;
+    if (!Py_IS_TYPE(entry, maker->type)) {
+        return 0;
+    }
+    PyObject *name = entry_field(maker, entry, F_NAME);
+    PyObject *toolset = entry_field(maker, entry, F_TOOLSET);
+    if (name == NULL || toolset == NULL || !PyUnicode_CheckExact(name) ||
+        !PyUnicode_CheckExact(toolset)) {
+        return 0;
+    }
+    /* Held throughout: code run meanwhile (a collection, a key's __eq__) could reach
+     * the entry and change its fields. */
+    Py_INCREF(name);
+    Py_INCREF(toolset);
+    int result = write_held(self, entry, name, toolset);
+    Py_DECREF(name);
+    Py_DECREF(toolset);
     return result;
 }
 
@@ -394,6 +448,7 @@ reload_init_names(void)
         {&s_append, "append"},          {&s_acquire, "acquire"},
         {&s_release, "release"},        {&s_label, "label"},
         {&s_replaced, "replaced"},      {&s_empty, ""},
+        {&s_pop, "pop"},
     };
     if ((s_one = PyLong_FromLong(1)) == NULL) {
         return -1;

@@ -133,13 +133,10 @@ class ToolTable:
             return entry
 
     def plain_writer(self, maker: Any) -> Callable[[ToolEntry, bool], ToolEntry | None]:
-        """``add(entry, override)`` for the entries ``maker`` (the compiled EntryMaker) makes.
-
-        With toolreg-speedups, a host loop registering its own tool again is written in C
-        (``reload.c``): the case the gate calls "replaced" and ``TableState.put`` writes in
-        place, read from the same state, in the same steps. Every other write is ``add``'s.
-        Neither adds a frame: ``add`` reads its caller's caller from the stack.
-        """
+        """``add(entry, override)`` for the entries ``maker`` (the compiled EntryMaker) makes:
+        with toolreg-speedups, a host loop's reload of its own tool (the gate's "replaced",
+        put in place) is written in C (``reload.c``), the rest by ``add``. Neither adds a
+        frame: ``add`` reads its caller's caller from the stack."""
         hot = compiled_module()
         if hot is None or maker is None:
             return self.add
@@ -299,6 +296,8 @@ class ToolTable:
         for entry in entries:
             check_registration(entry.name, entry.toolset, entry.schema, entry.handler)
             check_result_limit(entry.name, entry.max_result_size_chars)
+            if type(entry.name) is not str or type(entry.toolset) is not str:  # keys: no __eq__
+                raise ValueError(f"Tool {entry.name!r}: its name and toolset must be plain str")
             if entry.toolset != toolset:
                 raise ValueError(
                     f"Tool {entry.name!r}: entry toolset {entry.toolset!r} is not {toolset!r}"
@@ -350,7 +349,7 @@ class ToolTable:
             problem = judge_alias(alias, target, self._state.toolsets.keys())
             if problem is not None:
                 raise ValueError(problem[0].upper() + problem[1:])
-            self._state.aliases = {**self._state.aliases, alias: target}
+            self._state.aliases = {**self._state.aliases, str.__str__(alias): str.__str__(target)}
             self._state.generation += 1
 
     def record_rejection(self, entry: ToolEntry, reason: str) -> None:

@@ -66,8 +66,12 @@ def make_entry(
     check_registration(name, toolset, schema, handler)
     if max_result_size_chars is not None:
         check_result_limit(name, max_result_size_chars)
-    # Tools of one toolset share one string, however each call spelt it.
+    # Tools of one toolset share one string, however each call spelt it. The table's
+    # keys are plain strs: a str subclass's own __eq__ and __hash__ (a StrEnum's, or
+    # a pack's) never run inside a later write's lookups.
     toolset = _intern(toolset if type(toolset) is str else str.__str__(toolset))
+    if type(name) is not str:
+        name = str.__str__(name)
     if validate is True and timeout is None:
         options = DEFAULT_OPTIONS
     else:
