@@ -152,9 +152,10 @@ done:
 
 /* Under the lock: the entry the host holds under ``name`` in ``toolset``, as a
  * new reference, if the table stands as described above; NULL if it does not
- * (with an exception on error). A lookup compares keys, and a key of a str
- * subclass runs its own __eq__, which may write (the lock is re-entrant): so
- * what a lookup returns is held at once, and put_entry reads the table afresh. */
+ * (with an exception on error). The table keeps plain str keys, but code may
+ * still run during a lookup (a collection's finalizer, a key put there by hand
+ * with an __eq__ of its own) and write, the lock being re-entrant: so what a
+ * lookup returns is held at once, and put_entry reads the table afresh. */
 static PyObject *
 held_entry(HostReload *self, PyObject *name, PyObject *toolset)
 {
