@@ -1,12 +1,14 @@
 """The compiled module of toolreg-speedups, if it may be used.
 
 ``toolreg-core[speedups]`` installs one C module, ``toolreg_speedups._hot``:
-the compiled dispatch (``_dispatch/compiled.py``) and the registration
-pre-check (``schema_checks``) call it. Both ask here, so one switch and one
-set of rules govern both. It is not used when ``TOOLREG_NO_EXTENSIONS`` is
-set (to anything but empty or ``0``, like TOOLREG_DISABLE_PLUGIN_AUTOLOAD),
-off CPython, on a free-threaded build (the C code relies on the GIL), or when
-the installed module's ``ABI`` is not the one this toolreg was written for.
+the compiled dispatch (``_dispatch/compiled.py``), the registration pre-check
+(``schema_checks``), the entry maker (``_contract/entry``) and the table's
+writer of a host's reload (``_core/table``) call it. All ask here, so one
+switch and one set of rules govern them all. It is not used when
+``TOOLREG_NO_EXTENSIONS`` is set (to anything but empty or ``0``, like
+TOOLREG_DISABLE_PLUGIN_AUTOLOAD), off CPython, on a free-threaded build (the C
+code relies on the GIL), or when the installed module's ``ABI`` is not the one
+this toolreg was written for.
 """
 
 from __future__ import annotations
