@@ -67,8 +67,8 @@ def make_entry(
     if max_result_size_chars is not None:
         check_result_limit(name, max_result_size_chars)
     # Tools of one toolset share one string, however each call spelt it. The table's
-    # keys are plain strs: a str subclass's own __eq__ and __hash__ (a StrEnum's, or
-    # a pack's) never run inside a later write's lookups.
+    # keys are plain strs: a str subclass's own __eq__ (a StrEnum's, or a pack's)
+    # never runs inside a later write's lookups.
     toolset = _intern(toolset if type(toolset) is str else str.__str__(toolset))
     if type(name) is not str:
         name = str.__str__(name)
