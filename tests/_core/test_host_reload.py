@@ -354,40 +354,50 @@ def test_without_the_extension_plain_entries_are_adds(extension_refused: str) ->
 
 
 class CollidingName(str):
-    """A key that hashes like ``target`` and runs ``on_compare`` at the ``skip + 1``-th
-    comparison a lookup makes with it."""
+    """A key of the live dict or the owners' (``where``) that hashes like ``target``,
+    and runs ``on_compare`` once, at the first comparison of a write's phase
+    ``fire_at``: its first lookup, the owners' lookup, or the write itself (a
+    comparison in the live dict after the owners' one)."""
 
     on_compare: Callable[[], None] | None = None
-    skip = 0
+    fire_at = "first"
+    owners_seen = False
+
+    def __new__(cls, value: str, where: str) -> CollidingName:
+        made = super().__new__(cls, value)
+        made.where = where  # type: ignore[attr-defined]
+        return made
 
     def __hash__(self) -> int:
         return hash("target")
 
     def __eq__(self, other: object) -> bool:
-        cls = type(self)
-        if cls.on_compare is not None:
-            if cls.skip == 0:
-                action, cls.on_compare = cls.on_compare, None
-                action()
-            else:
-                cls.skip -= 1
+        cls, where = type(self), self.where  # type: ignore[attr-defined]
+        if cls.on_compare is not None and (
+            cls.fire_at == "first"
+            or (cls.fire_at == "owners" and where == "owned")
+            or (cls.fire_at == "write" and where == "live" and cls.owners_seen)
+        ):
+            action, cls.on_compare = cls.on_compare, None
+            action()
+        cls.owners_seen = cls.owners_seen or where == "owned"
         return str.__eq__(self, other)
 
 
 def test_code_run_mid_write_leaves_the_table_as_python_leaves_it() -> None:
     # Code that runs in the middle of a write, on the writing thread, holding the
-    # lock (it is re-entrant): a collection's finalizer could. Stood in for by a key
-    # of the table's dicts, put there by hand (register keeps plain strs), that
-    # hashes like "target": each lookup of "target" (in the live dict, the owners',
-    # then the write) compares it, and at one comparison after another its code
-    # removes "target", registers another tool in a batch (whose swap puts a new
-    # dict in place of the live one), pushes the old entry out of the decision log,
-    # so only the write's own references keep it alive, and in turn registers
-    # "target" again. The table comes out as in Python, with a decision for the
-    # write; what that decision says stood there before may differ (Python's add
-    # records what its lookups found mid-change; the C path hands such a write back
-    # to add, which looks again). valgrind memcheck over this test reports nothing.
-    for skip, back in itertools.product(range(3), (False, True)):  # a write compares 3 times
+    # lock (it is re-entrant): a collection's finalizer could. Stood in for by keys
+    # of the table's dicts, put there by hand (register keeps plain strs), that hash
+    # like "target": each lookup of "target" compares them. At each phase of the
+    # write in turn, their code removes "target", registers another tool in a batch
+    # (whose swap puts a new dict in place of the live one), pushes the old entry
+    # out of the decision log, so only the write's own references keep it alive,
+    # and in turn registers "target" again. The table comes out as in Python, with a
+    # decision for the write; what that decision says stood there before may differ
+    # (Python's add records what its lookups found mid-change; the C path hands such
+    # a write back to add, which looks again). valgrind memcheck over this test
+    # reports nothing.
+    for fire_at, back in itertools.product(("first", "owners", "write"), (False, True)):
         results = []
         for registry in (
             ToolRegistry(decision_log_size=1),
@@ -395,8 +405,8 @@ def test_code_run_mid_write_leaves_the_table_as_python_leaves_it() -> None:
         ):
             registry.register("sneaky", "set", schema("sneaky"), other_host_tool)
             state = registry._table._state
-            for keyed in (state.live, state.owned):
-                keyed[CollidingName("sneaky")] = keyed.pop("sneaky")
+            for where, keyed in (("live", state.live), ("owned", state.owned)):
+                keyed[CollidingName("sneaky", where)] = keyed.pop("sneaky")
             for round_ in range(4):
                 if round_ == 3:
 
@@ -410,10 +420,11 @@ def test_code_run_mid_write_leaves_the_table_as_python_leaves_it() -> None:
                         if back:  # the host's again, with another entry
                             registry.register("target", "set", schema("target", "b"), host_tool)
 
-                    CollidingName.on_compare, CollidingName.skip = remove_target, skip
+                    CollidingName.on_compare, CollidingName.fire_at = remove_target, fire_at
+                    CollidingName.owners_seen = False
                 registry.register("target", "set", schema("target", str(round_)), host_tool)
             assert CollidingName.on_compare is None, "the key's code ran mid-write"
             seen = state_of(registry)
             seen["decisions"] = [(d[0], *d[2:5], d[8]) for d in seen["decisions"]]
             results.append(seen)
-        assert results[0] == results[1], (skip, back)
+        assert results[0] == results[1], (fire_at, back)

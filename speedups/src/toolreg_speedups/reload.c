@@ -45,6 +45,7 @@ typedef struct {
     PyObject *log;      /* DecisionLog: _seq, _items */
     PyObject *lock;     /* the writer lock (an RLock) */
     PyObject *host;     /* the host's Owner */
+    PyObject *label;    /* its label (an Owner is a NamedTuple: it never changes) */
     PyObject *now;      /* the decision log's clock */
     PyObject *options;  /* DEFAULT_OPTIONS, for add */
     vectorcallfunc vectorcall;
@@ -126,14 +127,14 @@ static int
 record_replaced(HostReload *self, PyObject *entry, PyObject *old, PyObject *generation)
 {
     int ok = -1;
-    PyObject *seq = NULL, *next = NULL, *now = NULL, *label = NULL, *items = NULL, *row = NULL,
-             *done = NULL;
+    PyObject *seq = NULL, *next = NULL, *now = NULL, *items = NULL, *row = NULL, *done = NULL;
     if ((seq = ATTR(self->log, s_seq)) == NULL || (next = PyNumber_Add(seq, s_one)) == NULL ||
         PyObject_SetAttr(self->log, s_seq, next) < 0 ||
         (now = PyObject_CallNoArgs(self->now)) == NULL ||
-        (label = ATTR(self->host, s_label)) == NULL || (items = ATTR(self->log, s_items)) == NULL) {
+        (items = ATTR(self->log, s_items)) == NULL) {
         goto done;
     }
+    PyObject *label = self->label;
     row = PyTuple_Pack(9, next, now, s_replaced, entry, label, s_empty, old, label, generation);
     if (row == NULL || (done = PyObject_CallMethodOneArg(items, s_append, row)) == NULL) {
         goto done;
@@ -143,7 +144,6 @@ done:
     Py_XDECREF(seq);
     Py_XDECREF(next);
     Py_XDECREF(now);
-    Py_XDECREF(label);
     Py_XDECREF(items);
     Py_XDECREF(row);
     Py_XDECREF(done);
@@ -268,6 +268,17 @@ replace_entry(HostReload *self, PyObject *entry, PyObject *name, PyObject *tools
 static int
 write_held(HostReload *self, PyObject *entry, PyObject *name, PyObject *toolset)
 {
+    /* A new name is add's, told first and without the lock, as get_entry reads
+     * (asked again under it): a host loop filling the table pays little here. */
+    PyObject *live = ATTR(self->state, s_live);
+    if (live == NULL) {
+        return -1;
+    }
+    int known = PyDict_CheckExact(live) ? PyDict_Contains(live, name) : 1;
+    Py_DECREF(live);
+    if (known <= 0) {
+        return known;
+    }
     int again = host_writes_again(self, entry, toolset);
     if (again <= 0) {
         return again;
@@ -369,6 +380,11 @@ reload_new(PyTypeObject *subtype, PyObject *args, PyObject *kwargs)
     self->log = Py_NewRef(log);
     self->lock = Py_NewRef(lock);
     self->host = Py_NewRef(host);
+    self->label = PyObject_GetAttr(host, s_label);
+    if (self->label == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
     self->now = Py_NewRef(now);
     self->options = Py_NewRef(options);
     self->vectorcall = reload_call;
@@ -388,6 +404,7 @@ reload_traverse(PyObject *op, visitproc visit, void *arg)
     Py_VISIT(self->log);
     Py_VISIT(self->lock);
     Py_VISIT(self->host);
+    Py_VISIT(self->label);
     Py_VISIT(self->now);
     Py_VISIT(self->options);
     return 0;
@@ -406,6 +423,7 @@ reload_clear(PyObject *op)
     Py_CLEAR(self->log);
     Py_CLEAR(self->lock);
     Py_CLEAR(self->host);
+    Py_CLEAR(self->label);
     Py_CLEAR(self->now);
     Py_CLEAR(self->options);
     return 0;
