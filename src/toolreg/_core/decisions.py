@@ -55,10 +55,7 @@ class DecisionLog:
         previous_owner: str | None,
         generation: int,
     ) -> None:
-        """Log the decision ``action`` about ``entry``; cheap, since every write does it.
-
-        reload.c (toolreg-speedups) appends the same tuple for a host's reload.
-        """
+        """Log the decision ``action`` about ``entry``; cheap, since every write does it."""
         self._seq = seq = self._seq + 1
         self._items.append(
             (seq, _now(), action, entry, owner, reason, previous, previous_owner, generation)

@@ -22,6 +22,7 @@ from typing import Any
 
 from .._contract.names import toolset_name
 from .._policy.config import Config, McpConfig, McpServerConfig
+from .._registry.host_only import require_host
 from .._registry.registry import ToolRegistry
 from .._registry.registry import registry as default_registry
 from .claims import NameClaims
@@ -99,7 +100,7 @@ class McpManager:
 
     def start(self) -> None:
         """Connect every enabled server at once; return when each has settled."""
-        self.registry._require_host("start MCP servers")
+        require_host(self.registry, "start MCP servers")
         if self._started:
             raise RuntimeError("this McpManager has already been started")
         self._started = True
@@ -129,12 +130,12 @@ class McpManager:
 
     def refresh(self, name: str) -> None:
         """Ask server ``name`` to re-list its tools now (they swap in when it answers)."""
-        self.registry._require_host("refresh an MCP server")
+        require_host(self.registry, "refresh an MCP server")
         self._links[name].request_refresh()
 
     def stop(self) -> None:
         """Close every session, end stdio servers, remove the toolsets, join the thread."""
-        self.registry._require_host("stop MCP servers")
+        require_host(self.registry, "stop MCP servers")
         if self._stopped:
             return
         self._stopped = True
