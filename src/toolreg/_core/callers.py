@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from .._contract.entry import Handler
 from .._contract.names import MCP_PREFIX
-from .decisions import DecisionLog
+from .decisions import Decision, DecisionLog
 from .gate import judge_host_action
 from .ownership import (
     BUILTIN_LABEL,
@@ -32,7 +32,6 @@ from .ownership import (
 )
 
 if TYPE_CHECKING:
-    from .decision_record import Decision
     from .plugin_policy import PluginPolicy
 
 logger = logging.getLogger("toolreg.registry")
@@ -133,8 +132,6 @@ class Callers:
 
     def refuse(self, policy: PluginPolicy, reason: str, tool: str = "") -> NoReturn:
         """Record a refusal under the plugin's id, tell the listener, raise PermissionError."""
-        from .decision_record import Decision  # made only when something is refused
-
         logger.error("REFUSED: %s", reason)
         decision = Decision(
             action="rejected",

@@ -33,7 +33,7 @@ from .._registry.registry import ToolRegistry
 from .report import PluginOutcome, PluginReport, failed, summarise
 
 if TYPE_CHECKING:
-    from .._core.decision_record import Decision
+    from .._core.decisions import Decision
     from .._discovery.dist_info import InstalledSources
     from .._discovery.entrypoints import PackRecord
     from .._discovery.local_plugins import LocalPlugin

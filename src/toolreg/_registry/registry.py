@@ -46,7 +46,7 @@ from .dispatch_parts import DispatchParts
 from .entry_making import make_entry
 
 if TYPE_CHECKING:
-    from .._core.decision_record import Decision
+    from .._core.decisions import Decision
     from .._core.plugin_policy import PluginPolicy
     from .._dispatch.dispatch import Dispatcher, DispatchHooks
     from .._dispatch.dispatch_many import Batches
