@@ -298,7 +298,9 @@ class ToolRegistry:
         """Run tool ``name``; never raises (see ``Dispatcher.dispatch``)."""
         if progress is not None:
             kwargs["progress"] = progress
-        return self._dispatcher.dispatch(name, args, **kwargs)
+        made = self._dispatch.made  # read, not a property: this runs for every call
+        dispatcher = made[0] if made is not None else self._dispatcher
+        return dispatcher.dispatch(name, args, **kwargs)
 
     def adispatch(
         self,
