@@ -25,7 +25,7 @@ from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import DEFAULT_OPTIONS
-from .._contract.tool_context import ProgressCallback, call_scope
+from .._contract.tool_context import ProgressCallback, call_scope, stamp_call_records
 from .._core.callers import Callers
 from .._core.table import ToolTable
 from .._schemas.validation import compile_checker
@@ -64,6 +64,7 @@ class Dispatcher:
     """``dispatch`` and ``adispatch`` over a table, with a plan cached per tool."""
 
     def __init__(self, table: ToolTable, callers: Callers) -> None:
+        stamp_call_records()
         self._table = table
         self._callers = callers
         self._dispatch_hooks: DispatchHooks | None = None

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._contract.names import toolset_name
+from .._contract.tool_context import stamp_call_records
 from .._policy.config import Config, McpConfig, McpServerConfig
 from .._registry.host_only import require_host
 from .._registry.registry import ToolRegistry
@@ -68,6 +69,7 @@ class McpManager:
         *,
         policy: ReconnectPolicy | None = None,
     ) -> None:
+        stamp_call_records()  # its links log on the calls' behalf
         self.registry = registry
         self._configs = list(servers)
         self._policy = policy or ReconnectPolicy()
