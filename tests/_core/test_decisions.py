@@ -1,4 +1,4 @@
-"""Decisions read back from the log; PluginPolicy is defined on first use, under its old path too."""
+"""Decisions read back from the log; PluginPolicy is defined on first use (old path too)."""
 
 from __future__ import annotations
 

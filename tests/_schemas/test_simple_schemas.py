@@ -390,7 +390,12 @@ def test_generated_code_shows_its_lines_in_a_traceback():
 
     from toolreg._schemas.simple_schemas import compiled_maker
 
-    source = "def make():\n    def boom():\n        raise ValueError('from generated code')\n    return boom\n"
+    source = (
+        "def make():\n"
+        "    def boom():\n"
+        "        raise ValueError('from generated code')\n"
+        "    return boom\n"
+    )
     boom = compiled_maker(source, "test")()
     try:
         boom()

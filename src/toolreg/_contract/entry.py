@@ -35,8 +35,8 @@ class ToolEntry:
     entry a ``DescribedToolEntry``, the one subclass that stores them.
     ValueError, naming the tool, for malformed ones.
 
-    Read-only once made: assigning or deleting a field, or running
-    ``__init__`` again, raises. An entry the registry hands out is the one
+    Read-only once made: assigning or deleting a field raises, and running
+    ``__init__`` again changes nothing. An entry the registry hands out is the one
     dispatch runs, so a change to a tool must be a new registration, which
     the gate judges and records.
     """
@@ -60,16 +60,10 @@ class ToolEntry:
     #: JSON Schema of the tool's structured result (MCP ``outputSchema``), or None.
     output_schema: dict[str, Any] | None = None
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> ToolEntry:
-        if cls is not ToolEntry:
-            return object.__new__(cls)
-        # The last two fields, given by position or by name.
-        annotations = args[11] if len(args) > 11 else kwargs.get("annotations")
-        output_schema = args[12] if len(args) > 12 else kwargs.get("output_schema")
-        return blank_entry(annotations, output_schema)
-
-    def __init__(
-        self,
+    # Made and filled in __new__, with no __init__: calling ``__init__`` again on a
+    # made entry is object's, which changes nothing.
+    def __new__(
+        cls,
         name: str,
         toolset: str,
         schema: dict[str, Any],
@@ -83,32 +77,40 @@ class ToolEntry:
         dynamic_schema_overrides: SchemaOverrides | None = None,
         annotations: Mapping[str, Any] | None = None,
         output_schema: dict[str, Any] | None = None,
-    ) -> None:
-        if hasattr(self, "name"):
-            raise TypeError(f"{self!r} is already made; register the tool again to change it")
-        put = object.__setattr__
-        put(self, "name", name)
-        put(self, "toolset", toolset)
-        put(self, "schema", schema)
-        put(self, "handler", handler)
-        put(self, "check_fn", check_fn)
+    ) -> ToolEntry:
+        draft = _new(_Draft)
+        draft.name = name
+        draft.toolset = toolset
+        draft.schema = schema
+        draft.handler = handler
+        draft.check_fn = check_fn
         if requires_env is None:
-            put(self, "requires_env", ())
+            draft.requires_env = ()
         elif isinstance(requires_env, str):
             # A lone string is one variable's name, not a sequence of one-letter ones.
-            put(self, "requires_env", (requires_env,))
+            draft.requires_env = (requires_env,)
         else:
-            put(self, "requires_env", tuple(requires_env))
-        put(self, "is_async", is_async)
-        put(self, "description", description or schema.get("description", "") or "")
-        put(self, "emoji", emoji)
-        put(self, "max_result_size_chars", max_result_size_chars)
-        put(self, "dynamic_schema_overrides", dynamic_schema_overrides)
-        if annotations is not None or output_schema is not None:
-            put(self, "annotations", tool_annotations(name, annotations))
+            draft.requires_env = tuple(requires_env)
+        draft.is_async = is_async
+        draft.description = description or schema.get("description", "") or ""
+        draft.emoji = emoji
+        draft.max_result_size_chars = max_result_size_chars
+        draft.dynamic_schema_overrides = dynamic_schema_overrides
+        if cls is ToolEntry and annotations is None and output_schema is None:
+            # Sealed as it is: one write past __setattr__ instead of one per field
+            # (register makes an entry for every tool).
+            _put(draft, "__class__", ToolEntry)
+            return draft  # type: ignore[return-value]
+        described = annotations is not None or output_schema is not None
+        self = _new(DescribedToolEntry if described and cls is ToolEntry else cls)
+        for field in _FIELDS:
+            _put(self, field, getattr(draft, field))
+        if described:
+            _put(self, "annotations", tool_annotations(name, annotations))
             if output_schema is not None:
                 check_output_schema(name, output_schema)
-            put(self, "output_schema", output_schema)
+            _put(self, "output_schema", output_schema)
+        return self
 
     def __reduce__(self) -> tuple[Any, ...]:
         # copy and pickle make a new entry through __init__, as register would.
@@ -132,6 +134,21 @@ class ToolEntry:
         return f"ToolEntry(name={self.name!r}, toolset={self.toolset!r})"
 
 
+#: The fields in the order ``ToolEntry(...)`` takes them.
+_FIELDS = ToolEntry.__slots__
+_new, _put = object.__new__, object.__setattr__
+
+
+class _Draft:
+    """A ToolEntry being filled: the same slots, writable, never handed out.
+
+    Its layout is ToolEntry's, so a filled draft becomes a ToolEntry by one
+    ``__class__`` assignment.
+    """
+
+    __slots__ = _FIELDS
+
+
 def _read_only(entry: ToolEntry, field: str) -> str:
     name = getattr(entry, "name", "?")
     return (
@@ -144,18 +161,6 @@ class DescribedToolEntry(ToolEntry):
     """A ToolEntry that stores annotations or an output schema (see ToolEntry)."""
 
     __slots__ = ("annotations", "output_schema")
-
-
-def blank_entry(
-    annotations: Mapping[str, Any] | None, output_schema: dict[str, Any] | None
-) -> ToolEntry:
-    """An entry of the class its fields need, for ``__init__`` to fill in.
-
-    ``register`` makes each entry so, with ``__init__``'s arguments in order:
-    a third of the cost of ``ToolEntry(...)`` by name.
-    """
-    described = annotations is not None or output_schema is not None
-    return object.__new__(DescribedToolEntry if described else ToolEntry)
 
 
 def make_options(name: str, validate: bool, timeout: float | None) -> ToolOptions:

@@ -13,14 +13,11 @@ from .._contract.entry import (
     SchemaOverrides,
     ToolEntry,
     ToolOptions,
-    blank_entry,
     make_options,
 )
 from .._contract.schema_checks import check_registration, check_result_limit
 
-# Each entry is made as the class its fields need, filled by one call with the
-# arguments in order (not ToolEntry(...) by name); toolsets share interned strings.
-_new, _fill, _intern = object.__new__, ToolEntry.__init__, sys.intern
+_intern = sys.intern
 
 
 def make_entry(
@@ -55,12 +52,9 @@ def make_entry(
         options = DEFAULT_OPTIONS
     else:
         options = make_options(name, validate, timeout)
-    if annotations is None and output_schema is None:
-        entry = _new(ToolEntry)
-    else:
-        entry = blank_entry(annotations, output_schema)
     # fmt: off
-    _fill(entry, name, toolset, schema, handler, check_fn, requires_env, is_async, description,
-          emoji, max_result_size_chars, dynamic_schema_overrides, annotations, output_schema)
+    entry = ToolEntry(name, toolset, schema, handler, check_fn, requires_env, is_async,
+                      description, emoji, max_result_size_chars, dynamic_schema_overrides,
+                      annotations, output_schema)
     # fmt: on
     return entry, options

@@ -296,10 +296,12 @@ class ToolRegistry:
         **kwargs: Any,
     ) -> str | dict[str, Any]:
         """Run tool ``name``; never raises (see ``Dispatcher.dispatch``)."""
-        if progress is not None:
-            kwargs["progress"] = progress
         made = self._dispatch.made  # read, not a property: this runs for every call
         dispatcher = made[0] if made is not None else self._dispatcher
+        if progress is None and not kwargs:
+            return dispatcher.dispatch(name, args)  # the usual call, without re-packing
+        if progress is not None:
+            kwargs["progress"] = progress
         return dispatcher.dispatch(name, args, **kwargs)
 
     def adispatch(
