@@ -1,9 +1,8 @@
 """Per-tool execution deadlines.
 
-A sync handler with a deadline runs on the tool worker pool (``_workers``),
-and the caller stops waiting when the deadline passes; Python cannot stop the
-thread itself, so a handler that ignores time keeps running in the background
-until it returns, counted as stuck. An async handler is cancelled.
+A sync handler with a deadline runs on the tool worker pool; at the deadline the
+caller stops waiting, and a handler that ignores it runs on, counted as stuck.
+An async handler is cancelled.
 """
 
 from __future__ import annotations

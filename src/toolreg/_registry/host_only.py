@@ -1,9 +1,8 @@
 """Host-only actions: the one internal protocol toolreg's upper layers use on a registry.
 
-The plugin host, the MCP manager and ``apply_config`` act for the host. Each
-asks here first, so a pack that reaches them (through a hook, say) is refused
-and recorded like any other plugin code asking for a host action. Nothing
-outside ``_registry`` touches a registry's private parts; it comes through here.
+The plugin host, the MCP manager and ``apply_config`` ask here first, so a pack that
+reaches them is refused and recorded. Nothing outside ``_registry`` touches a
+registry's private parts.
 """
 
 from __future__ import annotations

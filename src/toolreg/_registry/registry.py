@@ -1,14 +1,8 @@
 """ToolRegistry: a table, availability, definitions and a dispatcher, composed.
 
-``registry`` at the bottom is the one process-wide instance; built-in tools,
-packs and MCP servers write into it, and hosts read from it. Tests and
-embedders that want isolation create their own ``ToolRegistry()``.
-
-The parts are plain objects, and every public method lives on the class and
-hands the call to one of them, so a subclass's own method is the one used. A
-write reaches the caches above the table through one listener,
-:meth:`ToolRegistry._table_changed`. The dispatcher is made on first use: a
-process that only lists tools (``toolreg list``) never imports the dispatch layer.
+Every public method lives on the class and hands the call to one part (so a subclass's
+own method is used); a write reaches the caches above the table through
+:meth:`ToolRegistry._table_changed`. ``registry`` is the one process-wide instance.
 """
 
 from __future__ import annotations
@@ -577,5 +571,6 @@ class ToolRegistry:
         return self._view.get_available_toolsets()
 
 
-#: The process-wide registry.
+#: The process-wide registry: built-in tools, packs and MCP servers write into it, and
+#: hosts read from it. Tests and embedders that want isolation make their own.
 registry = ToolRegistry()

@@ -1,10 +1,8 @@
 """The host's side of strict definitions: which tools were left out, and the way back.
 
-``get_definitions(format="openai", strict=True)`` makes every optional
-property required and nullable, and a map a list of key/value pairs. The
-model then sends ``null`` for an argument it leaves out: ``strict_arguments``
-turns such arguments back into what the registered schema takes, before
-``dispatch`` validates them against it.
+In strict mode the model sends ``null`` for an argument it leaves out, and a map as
+key/value pairs; ``strict_arguments`` turns them back into what the registered schema
+takes, before ``dispatch`` validates them.
 """
 
 from __future__ import annotations
