@@ -1,8 +1,7 @@
 """Read-only JSON structures: how one built definition is shared by every caller.
 
-:class:`FrozenDict` and :class:`FrozenList` are a ``dict`` and a ``list`` whose mutators
-raise ``TypeError``. They guard against accidents, not against code set on it:
-``dict.__setitem__(d, k, v)`` still writes.
+:class:`FrozenDict` and :class:`FrozenList` refuse their mutators, against accidents, not
+against code set on it: ``dict.__setitem__(d, k, v)`` still writes.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""Static types of ``tool_result_message``'s messages, one per format.
+"""Static types of ``tool_result_message``'s messages, one TypedDict per format.
 
-As with the definitions (:mod:`.definition_types`), each TypedDict has every key of the
-SDK's own type, so a type checker accepts the message where the SDK asks for it; which
-type each matches is in docs/hosts.md, "The return leg". The SDKs are never imported.
+Each has every key of its SDK's own type, so a type checker accepts it where the SDK asks
+(which type: docs/hosts.md, "The return leg"). The SDKs are never imported.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Schemas dispatch can always validate: bounded depth, local refs only, no ref loops.
 
-A schema (an upstream MCP server's, say) could exceed Python's limits, make the
-validator fetch a URL, or recurse forever; :func:`check_validatable` refuses these
-at registration, naming the tool.
+:func:`check_validatable` refuses at registration, naming the tool, a schema that would
+exceed Python's limits, make the validator fetch a URL, or recurse forever.
 """
 
 from __future__ import annotations

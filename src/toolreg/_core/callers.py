@@ -1,8 +1,7 @@
 """Who is calling: the plugin policies the host bound, and whose code is on the stack.
 
-The table asks here, on every write, whose code is writing, and
-:meth:`Callers.require_host` refuses (and records) a host action with plugin code
-on the stack. The rules live in :mod:`.gate`.
+The table asks here on every write; :meth:`Callers.require_host` refuses (and records)
+a host action with plugin code on the stack. The rules live in :mod:`.gate`.
 """
 
 from __future__ import annotations

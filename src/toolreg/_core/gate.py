@@ -1,8 +1,7 @@
 """The write gate: every rule that decides whether a change to the registry is allowed.
 
-Pure functions of what is asked, who asks (the plugins whose code is involved,
-innermost first; none means host code) and what stands there now. The table applies
-the verdict; nothing else decides consent. The rules in prose: docs/registry.md.
+Pure functions of what is asked, who asks (plugins innermost first; none: host code) and
+what stands there; nothing else decides consent. The rules in prose: docs/registry.md.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The tool table: registration, removal, aliases and lookups, through the write gate.
 
-Readers never lock; writers are serialised by one re-entrant lock. The rules live
-in :mod:`.gate`, who is calling in :mod:`.callers`, and how a write changes the data
-in :mod:`.table_state`.
+Readers never lock; writers are serialised by one re-entrant lock. The rules live in
+:mod:`.gate`, who is calling in :mod:`.callers`, the data in :mod:`.table_state`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Local folder plugins: ``*.py`` files an operator drops into a configured folder.
 
-Each is scanned like the built-ins (a cached "not a plugin" is always checked again),
-imported as ``toolreg_local.<stem>`` with the plugin id ``local:<stem>``, and passes
-the same policy gate as an installed pack.
+Each is scanned like the built-ins, imported as ``toolreg_local.<stem>`` (plugin id
+``local:<stem>``) and passes the same policy gate as an installed pack.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """One pass over the search path: the pack cache's key and the first dist-info of each name.
 
-Where a cache hit cannot be checked from directory listings alone (a zip or ``.egg``
-on the path, a foreign finder), :attr:`Listing.unverifiable` says why, and the pack
-cache is not used.
+Where a hit cannot be checked from listings alone (a zip or ``.egg`` on the path, a
+foreign finder), :attr:`Listing.unverifiable` says why, and the pack cache is not used.
 """
 
 from __future__ import annotations

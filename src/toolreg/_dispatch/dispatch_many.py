@@ -1,8 +1,7 @@
 """Many tool calls at once: the parallel tool calls of one model turn.
 
-Each call goes through ``dispatch`` (so nothing raises), several at a time, and the
-results come back in call order. What a batch does, progress included, is in
-docs/registry.md, "Parallel calls".
+Each call goes through ``dispatch`` (so nothing raises), several at a time, results in
+call order; how a batch runs: docs/registry.md, "Parallel calls".
 """
 
 from __future__ import annotations

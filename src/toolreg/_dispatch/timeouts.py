@@ -1,8 +1,7 @@
 """Per-tool execution deadlines.
 
-A sync handler with a deadline runs on the tool worker pool; at the deadline the
-caller stops waiting, and a handler that ignores it runs on, counted as stuck.
-An async handler is cancelled.
+At the deadline the caller stops waiting: a sync handler (on the tool worker pool) that
+runs on counts as stuck, and an async handler is cancelled.
 """
 
 from __future__ import annotations

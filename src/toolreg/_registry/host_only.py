@@ -1,8 +1,7 @@
 """Host-only actions: the one internal protocol toolreg's upper layers use on a registry.
 
-The plugin host, the MCP manager and ``apply_config`` ask here first, so a pack that
-reaches them is refused and recorded. Nothing outside ``_registry`` touches a
-registry's private parts.
+A pack that reaches the plugin host, the MCP manager or ``apply_config`` is refused and
+recorded here; nothing outside ``_registry`` touches a registry's private parts.
 """
 
 from __future__ import annotations

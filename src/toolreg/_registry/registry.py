@@ -1,8 +1,7 @@
 """ToolRegistry: a table, availability, definitions and a dispatcher, composed.
 
-Every public method lives on the class and hands the call to one part (so a subclass's
-own method is used); a write reaches the caches above the table through
-:meth:`ToolRegistry._table_changed`. ``registry`` is the one process-wide instance.
+Each public method hands the call to one part (a subclass's own method is used); writes
+reach the caches above the table through :meth:`ToolRegistry._table_changed`.
 """
 
 from __future__ import annotations

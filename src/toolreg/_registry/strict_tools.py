@@ -1,8 +1,7 @@
 """The host's side of strict definitions: which tools were left out, and the way back.
 
-In strict mode the model sends ``null`` for an argument it leaves out, and a map as
-key/value pairs; ``strict_arguments`` turns them back into what the registered schema
-takes, before ``dispatch`` validates them.
+``strict_arguments`` turns strict-mode arguments (``null`` for what the model left out,
+maps as key/value pairs) back into what the registered schema takes, before dispatch.
 """
 
 from __future__ import annotations
