@@ -1,7 +1,7 @@
 """Read-only JSON structures: how one built definition is shared by every caller.
 
-:class:`FrozenDict` and :class:`FrozenList` refuse their mutators, against accidents, not
-against code set on it: ``dict.__setitem__(d, k, v)`` still writes.
+The mutators of :class:`FrozenDict` and :class:`FrozenList` raise ``TypeError``: a guard
+against accidents, not against code set on it (``dict.__setitem__(d, k, v)`` still writes).
 """
 
 from __future__ import annotations
