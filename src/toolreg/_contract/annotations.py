@@ -1,17 +1,7 @@
-"""MCP tool annotations: hints about what a tool does to its world.
+"""MCP tool annotations: a title and four hints about what a tool does to its world.
 
-``title`` (a display name) and four hints, all optional: ``readOnlyHint``
-(changes nothing), ``destructiveHint`` (may delete or overwrite),
-``idempotentHint`` (calling again with the same arguments changes nothing
-more) and ``openWorldHint`` (reaches outside systems, like the web).
-
-They enter in two ways. A tool's author passes them to ``register`` or
-``@tool``: :func:`tool_annotations` takes MCP's names or the MCP SDK's
-(``read_only_hint``), and raises ValueError naming the tool and the key for
-anything else. An MCP server or an isolated pack's process lists them:
-:func:`received_annotations` keeps only the known keys with the right types.
-Either way the result is a read-only mapping, one shared by every entry with
-the same hints, so entries stay small.
+An author's are checked by :func:`tool_annotations`; what another process lists is
+filtered by :func:`received_annotations`. Either way, a shared read-only mapping.
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
 """Read-only JSON structures: how one built definition is shared by every caller.
 
-A host asks for the same definitions every turn. Handing each caller the
-same objects is only safe if nobody can change them, so definitions are built
-from :class:`FrozenDict` and :class:`FrozenList`: subclasses of ``dict`` and
-``list`` (``isinstance`` checks, ``json.dumps``, SDKs and pydantic accept
-them) whose mutators raise ``TypeError`` saying how to get a private copy.
-``copy.deepcopy`` returns plain dicts and lists, ``dict(d)`` and ``list(x)``
-plain shallow copies, and both pickle.
-
-This guards against accidents, not against code set on it:
-``dict.__setitem__(d, k, v)`` still writes.
+The mutators of :class:`FrozenDict` and :class:`FrozenList` raise ``TypeError``: a guard
+against accidents, not against code set on it (``dict.__setitem__(d, k, v)`` still writes).
 """
 
 from __future__ import annotations
@@ -26,6 +18,9 @@ def _refuse(self: object, *args: Any, **kwargs: Any) -> NoReturn:
     raise TypeError(f"cannot change a {type(self).__name__}: {_READ_ONLY}")
 
 
+# Subclasses, so ``isinstance`` checks, ``json.dumps``, SDKs and pydantic accept them;
+# ``copy.deepcopy`` gives plain dicts and lists, ``dict(d)`` and ``list(x)`` plain
+# shallow copies, and both pickle.
 class FrozenDict(dict):  # type: ignore[type-arg]
     """A ``dict`` whose mutators raise ``TypeError``; values are frozen too."""
 

@@ -1,15 +1,7 @@
 """Every naming rule in one place: tools, toolsets, providers, MCP servers' tools.
 
-- A registry tool name is 1-128 of letters, digits, ``_ . -`` (MCP's own rule).
-- Providers are narrower: OpenAI and Anthropic take 1-64 of letters, digits,
-  ``_ -``; Gemini 1-64, starting with a letter or ``_``, dots allowed. A
-  definition for a provider whose rule a name breaks is left out, with a reason.
-- Toolsets starting with ``mcp-`` belong to MCP servers: ``mcp-<server>``.
-- A tool ``read.file`` of server ``docs`` is ``mcp__docs__read_file``: each part
-  cut down to ``[A-Za-z0-9_]``, which every provider accepts.
-- The built-in tools are the modules under ``toolreg.builtin_tools``, in a
-  checkout as in the wheel.
-- The provider formats are named by :data:`DefinitionFormat`.
+A registry tool name is 1-128 of letters, digits, ``_ . -`` (MCP's own rule). Each
+provider's narrower rule, and the names of MCP servers' toolsets and tools, are below.
 """
 
 from __future__ import annotations
@@ -22,7 +14,9 @@ from typing import Any, Literal
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 #: The longest tool name every provider takes (OpenAI, Anthropic, Gemini).
 MAX_PROVIDER_TOOL_NAME = 64
+#: Toolsets starting with it belong to MCP servers: ``mcp-<server>``.
 MCP_PREFIX = "mcp-"
+#: The built-in tools are the modules under it, in a checkout as in the wheel.
 BUILTIN_NAMESPACE = "toolreg.builtin_tools"
 
 #: The ``format`` names of ``get_definitions``, ``get_definition`` and ``tool_result_message``.
@@ -35,7 +29,7 @@ _TOOL_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 
 
 def is_tool_name(name: str) -> bool:
-    """Whether ``name`` (a str) matches ``TOOL_NAME_RE``; a quarter of the regex's time.
+    """Whether ``name`` (a str) matches ``TOOL_NAME_RE``, without the regex's cost.
 
     Stripping the allowed characters off both ends leaves nothing exactly when
     every character is one of them.
@@ -99,7 +93,7 @@ def sanitise(part: str) -> str:
 
 
 def registry_name(server: str, tool: str) -> str:
-    """``mcp__<server>__<tool>``, both parts sanitised."""
+    """``mcp__<server>__<tool>``, both parts sanitised: a name every provider accepts."""
     return f"mcp__{sanitise(server)}__{sanitise(tool)}"
 
 

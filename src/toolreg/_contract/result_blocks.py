@@ -1,10 +1,7 @@
 """The blocks of a multimodal dispatch result, read into three plain kinds.
 
-A handler's ``{"_multimodal": True, "content": [...]}`` may hold MCP content
-blocks (``text``, ``image``/``audio`` with ``data`` and ``mimeType``,
-``resource``, ``resource_link``), bare strings, or the provider shapes handlers
-borrow (Anthropic's ``source``, ``image_url`` data URLs, ``input_audio``). The
-provider mappers in ``_result_messages`` work from these three kinds only.
+A handler's ``content`` list may hold MCP content blocks, bare strings or the provider
+shapes handlers borrow; the provider mappers of ``result_messages`` see only these kinds.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
-"""Static types of ``tool_result_message``'s messages, one per format.
+"""Static types of ``tool_result_message``'s messages, one TypedDict per format.
 
-As with the definitions (:mod:`.definition_types`), each TypedDict has every
-key of the SDK's own parameter type, with its required-ness, so a type checker
-accepts the message where the SDK asks for its type:
-
-- ``OpenAIToolMessage``: openai's ``ChatCompletionToolMessageParam``
-- ``OpenAIFunctionCallOutput``: openai's ``responses.response_input_param.FunctionCallOutput``
-- ``AnthropicToolResult``: anthropic's ``ToolResultBlockParam``
-- ``GeminiFunctionResponsePart``: google-genai's ``PartDict`` (pass it to
-  ``types.Part.model_validate``, as the SDK's ``Content.parts`` is typed with models)
-- ``McpToolResult``: MCP's ``CallToolResult``, a pydantic model in the SDK, so
-  this one has toolreg's own keys
-
-The SDKs are never imported; values the SDKs type with their own unions are ``Any``.
+Each has every key of its SDK's own type, so a type checker accepts it where the SDK asks
+(which type: docs/hosts.md, "The return leg"). The SDKs are never imported.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The return leg: a dispatch result as each provider's tool-result message.
 
-``tool_result_message(result, format, call_id=..., name=...)`` builds plain
-dicts (JSON types only) that the provider SDKs take as they are. What each
-format can carry, and what stands in for what it cannot, is in docs/hosts.md.
+``tool_result_message`` builds plain dicts (JSON types only) that the SDKs take as
+they are; what each format can carry, and what stands in for the rest: docs/hosts.md.
 """
 
 from __future__ import annotations

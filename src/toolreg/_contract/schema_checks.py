@@ -1,10 +1,7 @@
-"""Registration-time checks on tool names and schemas.
+"""Registration-time checks on tool names and schemas, naming the tool in the message.
 
-A bad schema is the tool author's bug; catching it at ``register`` time, with
-the tool's name in the message, beats a provider rejecting the whole request
-mid-conversation. Every registration is checked: the only caches are keyed
-by the content they vouch for (an exact ``str`` name, the encoded
-``parameters``), never by an object's identity.
+Every registration is checked: the only caches are keyed by the content they vouch
+for (an exact ``str`` name, the encoded ``parameters``), never by an object's identity.
 """
 
 from __future__ import annotations
@@ -70,7 +67,7 @@ def content_key(value: Any) -> bytes | None:
     The marshal encoding: it exists only for exact dicts, lists, tuples,
     strings, numbers, booleans and None (dicts in their own order), and bytes
     that can be read back are equal only for equal content. Version 4 writes
-    ASCII strings as they are (about half version 2's cost) and marks objects
+    ASCII strings as they are (cheaper than version 2) and marks objects
     held more than once, so equal content held differently (a sub-schema
     shared by two tools, an interned string) may get another key: a cache
     miss, never a wrong hit.

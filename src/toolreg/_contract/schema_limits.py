@@ -1,20 +1,7 @@
 """Schemas dispatch can always validate: bounded depth, local refs only, no ref loops.
 
-Argument validation compiles each tool's ``parameters`` to Python code, and
-walks ``$ref`` as it goes. Three kinds of schema break that, and an upstream
-MCP server can send any of them:
-
-- nesting deep enough to exceed Python's own limits (nested blocks,
-  recursion) while compiling or checking;
-- a ``$ref`` that is not a local JSON pointer: the validator would fetch it
-  over the network;
-- a ``$ref`` loop that never reaches the data (``{"$ref": "#/properties/a"}``
-  as property ``a`` itself, or ``allOf: [{"$ref": "#"}]``): checking any call
-  would recurse forever.
-
-``check_validatable`` refuses these at registration, with the tool's name. A
-``$ref`` that recurses *through* the data (a tree: ``items: {"$ref": "#"}``)
-is fine: each step consumes one level of the arguments.
+:func:`check_validatable` refuses at registration, naming the tool, a schema that would
+exceed Python's limits, make the validator fetch a URL, or recurse forever.
 """
 
 from __future__ import annotations
@@ -34,7 +21,9 @@ _ONE = ("additionalProperties", "additionalItems", "propertyNames", "not", "if",
 _ONE += ("unevaluatedProperties", "unevaluatedItems")
 _MANY = ("allOf", "anyOf", "oneOf", "prefixItems")
 _MAP = ("properties", "patternProperties", "dependentSchemas", "definitions", "$defs")
-#: Keywords that apply their subschemas to the same value, not to a part of it.
+#: Keywords that apply their subschemas to the same value, not to a part of it. A loop
+#: of these never reaches the data (``allOf: [{"$ref": "#"}]``) and is refused; a
+#: ``$ref`` through the data (a tree: ``items: {"$ref": "#"}``) consumes a level a step.
 _SAME_VALUE = frozenset(("allOf", "anyOf", "oneOf", "not", "if", "then", "else"))
 _SAME_VALUE |= {"dependentSchemas", "dependencies"}
 _WEIGHT = {"contains": 2}

@@ -1,15 +1,7 @@
 """Availability: ``requires_env`` and cached ``check_fn`` probes.
 
-Probes (is Docker up? is the browser installed?) are slow and flaky, and a
-tool that blinks out of the definitions mid-conversation makes the model say
-"tool does not exist". So results are cached for 30 s, and a failure within
-60 s of the last success is treated as a flake: the tool stays available, the
-failure is not cached, and the probe runs again next time.
-
-Tools that share a probe share its result: within one read (``checker``) a
-probe runs at most once, even in the grace window when nothing is cached. The
-cache forgets probes no registered tool uses any more, so a server whose every
-state change brings a new probe does not grow it without end.
+Probe results are cached for 30 s, and a failure soon after a success counts as
+a flake, so a tool does not blink out of the definitions mid-conversation.
 """
 
 from __future__ import annotations
@@ -28,6 +20,8 @@ from .._contract.results import describe_exception
 logger = logging.getLogger("toolreg.availability")
 
 CACHE_TTL_SECONDS = 30.0
+# A failure this soon after the last success is a flake: the tool stays
+# available, the failure is not cached, and the probe runs again next time.
 GRACE_SECONDS = 60.0
 
 Verdict = tuple[bool, str]
@@ -114,7 +108,11 @@ class Availability:
             return False, reason
 
     def _prune(self) -> None:
-        """Forget probes no tool uses any more; at most once per table generation."""
+        """Forget probes no tool uses any more; at most once per table generation.
+
+        A server whose every state change brings a new probe would otherwise
+        grow the cache without end.
+        """
         generation, entries = self._live()
         if generation == self._pruned_at:
             return

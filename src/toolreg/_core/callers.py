@@ -1,9 +1,7 @@
 """Who is calling: the plugin policies the host bound, and whose code is on the stack.
 
-The plugin loader binds each pack's files to the operator's decision here; the
-table asks, on every write, whose code is writing. Host-only actions call
-:meth:`Callers.require_host`, which refuses (and records) any call with plugin
-code on the stack. The rules themselves live in :mod:`.gate`.
+The table asks here on every write; :meth:`Callers.require_host` refuses (and records)
+a host action with plugin code on the stack. The rules live in :mod:`.gate`.
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
 """The write gate: every rule that decides whether a change to the registry is allowed.
 
-Pure functions of what is asked, who is asking (the plugins whose code is
-involved, innermost first; none means host code) and what stands there now.
-The table asks them on every public write and applies the verdict; nothing
-else in toolreg decides consent.
-
-The rules, in one place:
-
-- **Register.** A plugin may register only names its operator patterns allow.
-  A free name is taken. The same party re-registering into the same toolset
-  replaces its own tool (a reload); an MCP server's refresh repaves its own
-  ``mcp-*`` tools, and host code swapping a whole toolset (``replace_toolset``)
-  refreshes the names it already holds. Taking a name someone else holds needs ``override=True``,
-  and from a plugin, also the operator's ``allow_tool_override``. A toolset
-  name that is an alias is never registered into.
-- **Remove** (``deregister``, ``replace_toolset``, ``remove_owner``). A plugin
-  may remove its own tools; anyone else's need the operator's consent.
-- **Host actions** (binding policies, aliases, hooks, validation, batches, loading and
-  unloading packs, MCP start and stop, applying the config). Host code only;
-  plugin code never, whatever its consent.
+Pure functions of what is asked, who asks (plugins innermost first; none: host code) and
+what stands there; nothing else decides consent. The rules in prose: docs/registry.md.
 """
 
 from __future__ import annotations
@@ -143,6 +126,8 @@ def judge_removal(name: str, owner: Owner, callers: Sequence[PluginPolicy], how:
 
 def judge_host_action(what: str, callers: Sequence[PluginPolicy]) -> str | None:
     """Why the calling plugins may not ``what`` (an action for the host only); None if host."""
+    # Consent is for overriding tools, not for changing the registry's rules:
+    # plugin code never acts for the host, whatever the operator allowed.
     if not callers:
         return None
     return (

@@ -1,8 +1,7 @@
 """What each override displaced, so unloading the overrider can put it back.
 
-Per tool name, a stack of (displaced row, label of who displaced it). The
-table records an entry on every accepted override and asks, when an owner
-goes, what comes back.
+Per tool name, a stack of (displaced row, label of who displaced it), recorded
+by the table on every accepted override.
 """
 
 from __future__ import annotations

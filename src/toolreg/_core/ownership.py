@@ -1,19 +1,8 @@
-"""Who is registering: plugin policies and code-derived ownership.
+"""Who is registering: plugin policies, and ownership read off the code, never claimed.
 
-Ownership is never claimed by the caller. It is read off the code: the source
-file that defined a handler, seen through ``functools.partial``, bound methods,
-callable objects and ``__wrapped__`` chains, plus every file on the call stack.
-A plugin therefore cannot launder a registration through a lambda, a partial,
-``functools.wraps`` or a handler borrowed from a built-in.
-
-A pack is recognised by the files its distribution installed (its ``RECORD``)
-or, for local plugins and editable installs, the directories of its module
-namespace; never by ``__name__`` or ``__module__``, which a pack can set to
-anything. Module names only tell built-in code from the host's, once no pack
-file is involved.
-
-This is a consent check for well-behaved code, not a sandbox: Python code in
-the host process can always reach around it. Process isolation is the boundary.
+A pack is known by the files its distribution installed (its ``RECORD``) or its
+namespace's directories, never by ``__name__``. The rules, and why this is a consent
+check and not a sandbox: docs/registry.md, "Ownership and the write gate".
 """
 
 from __future__ import annotations
@@ -85,6 +74,9 @@ def _namespace_paths(namespace: str) -> tuple[str, ...]:
 
 def handler_origins(handler: Callable[..., Any]) -> list[tuple[str | None, str | None]]:
     """(module, filename) for every layer of a wrapped callable, outermost first."""
+    # Every layer counts, so a plugin cannot launder a registration through a
+    # partial, a bound method or functools.wraps (a borrowed built-in handler is
+    # caught by the stack walk instead: the pack's frame is on it).
     if type(handler) is FunctionType and not handler.__dict__:
         # A plain function with no attributes set has no layer below it
         # (``func``, ``__func__`` and ``__wrapped__`` would be in its __dict__).

@@ -1,8 +1,7 @@
 """The operator's decision for one plugin module namespace, as bound to its code.
 
-Its own module so that a process that binds no plugin (``toolreg list`` with
-packs off) never defines the class: a dataclass costs about half a
-millisecond to make.
+Its own module so that a process that binds no plugin (``toolreg list`` with packs
+off) never pays for defining the dataclass.
 """
 
 from __future__ import annotations

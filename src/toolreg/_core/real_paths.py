@@ -1,16 +1,7 @@
 """``os.path.realpath`` for many files in few directories: each directory is resolved once.
 
-Ownership resolves every file a pack's RECORD lists and every file whose code
-is on the stack when something registers: hundreds of paths under a few
-site-packages folders. ``os.path.realpath`` reads every component of every
-path again (one ``lstat`` each, in Python); here a directory's real path is
-worked out once and remembered, and a file then costs one ``lstat`` (is it a
-symlink?).
-
-What is remembered is not looked at again: a directory that becomes a symlink
-after it was first resolved keeps its old answer. Replacing installed folders
-under a running host is outside what the policy gate defends against (see
-docs/security.md, "Tool packs").
+Ownership resolves hundreds of paths (a pack's RECORD, the files on the stack)
+under a few site-packages folders; a file then costs one ``lstat``.
 """
 
 from __future__ import annotations
@@ -25,6 +16,9 @@ class RealPaths:
     """A callable like ``os.path.realpath`` that remembers the directories it resolved."""
 
     def __init__(self) -> None:
+        # Never looked at again: a directory that becomes a symlink after it was
+        # resolved keeps its old answer. Replacing installed folders under a running
+        # host is outside what the policy gate defends against (docs/security.md).
         self._directories: dict[str, str] = {}
 
     def __call__(self, path: str) -> str:

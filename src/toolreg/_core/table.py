@@ -1,10 +1,7 @@
 """The tool table: registration, removal, aliases and lookups, through the write gate.
 
-The rules themselves live in :mod:`.gate`; who is calling, in :mod:`.callers`.
-
-Readers never lock; writers are serialised by one re-entrant lock. How a
-write changes the data (in place for one tool, swapped in for many) is
-:mod:`.table_state`'s business.
+Readers never lock; writers are serialised by one re-entrant lock. The rules live in
+:mod:`.gate`, who is calling in :mod:`.callers`, the data in :mod:`.table_state`.
 """
 
 from __future__ import annotations

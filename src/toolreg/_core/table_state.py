@@ -1,13 +1,7 @@
 """The table's data and how a write changes it; the rules that allow a write live above.
 
-Reads never lock. A write of one tool changes the live dicts in place: each
-step is one dict or set operation, atomic for readers, so a reader sees the
-tool before or after, and the write costs the same at ten tools or ten
-thousand. A write of many tools at once (``replace_toolset``, ``remove_owner``,
-a batch) builds new dicts and swaps them in, so readers see all of it or none.
-
-Code that iterates reads :meth:`TableState.snapshot`, a copy taken once per
-generation: iterating the live dict while a writer adds to it would fail.
+Reads never lock. A write of one tool changes the live dicts in place; a write of
+many builds new dicts and swaps them in, so readers see all of it or none.
 """
 
 from __future__ import annotations
@@ -62,6 +56,7 @@ class TableState:
 
     def snapshot(self) -> dict[str, ToolEntry]:
         """The entries as of one generation, never changed afterwards: safe to iterate."""
+        # Iterating the live dict while a writer adds to it would fail.
         generation, tools = self._snapshot
         current = self.generation
         if generation != current:
@@ -84,6 +79,8 @@ class TableState:
         old_owner: Owner | None,
     ) -> None:
         """Write one admitted entry in place of ``old`` (owned by ``old_owner``) and record it."""
+        # Each step is one dict or set operation, atomic for readers: a reader sees
+        # the tool before or after, and the write costs the same at any table size.
         name, toolset = entry.name, entry.toolset
         verb: Action = action
         before = None

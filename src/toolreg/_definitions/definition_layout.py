@@ -1,9 +1,7 @@
 """Which tools one definitions list covers, and which of their definitions are built.
 
-A :class:`Layout` lines up, by name, the entries one (names, format) covers at
-one table generation with their cached definitions, whatever the tools'
-availability. After a write it is patched, not rebuilt, when the write only
-registered tools again: the cost is then the changed tools, not the table.
+A :class:`Layout` is patched, not rebuilt, after a write that only registered tools
+again, so a read after a write builds only the changed tools.
 """
 
 from __future__ import annotations

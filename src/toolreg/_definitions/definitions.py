@@ -1,15 +1,7 @@
-"""Tool definitions for the model: built once per tool version and format, then shared.
+"""Tool definitions for the model: built once per entry and format, frozen, then shared.
 
-A host asks for definitions every turn, and they change only when a tool is
-registered again, availability changes, or a tool's ``dynamic_schema_overrides``
-says something new. So each tool's definition is built once per entry object
-(a registration makes a new one) and format, frozen read-only by its formatter,
-and handed to every caller: a change to one tool rebuilds that tool only.
-
-The list for one (names, format) is memoised per table generation and
-availability verdicts. Each call gets a fresh list of the shared definitions,
-so appending to it is safe; tools with ``dynamic_schema_overrides`` get a
-private, mutable copy merged afresh on every call.
+Each call gets a fresh list of the shared definitions (safe to append to); a tool with
+``dynamic_schema_overrides`` gets a private copy, merged afresh on every call.
 """
 
 from __future__ import annotations

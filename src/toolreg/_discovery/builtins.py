@@ -1,14 +1,8 @@
 """Built-in discovery: find and import the modules that register tools.
 
-Importing a tool module is what registers its tools, so discovery is "import the
-right files". A file is imported only if an :mod:`ast` scan shows that its module
-level (including the bodies of top-level ``if``/``for``/``while``/``with``/``try``
-blocks, but not ``def``/``class`` bodies) calls ``registry.register(...)`` or
-defines a function decorated with ``@registry.tool``/``@tool``/``@toolreg.tool``.
-Scan verdicts are cached on disk (see :mod:`toolreg._discovery.scan_cache`), so a warm start
-costs one directory listing, one small JSON read and the imports themselves. A
-cached "registers nothing" is trusted only for a module that was imported anyway
-(by a tool module); any other such file is scanned again.
+Importing a tool module is what registers its tools, so a file is imported when an
+:mod:`ast` scan shows its module level registering one. The verdicts are cached
+(:mod:`.scan_cache`), but a cached "registers nothing" is never trusted on its own.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Where toolreg's discovery caches live, and when their files may be believed at all.
 
-Both caches (``scan-v1.json``, ``packs-v2.json``) are optimisations: whatever a
-cache says is either checked against the files it describes or harmless, and a
-cache that cannot be used means "scan again". On POSIX, a cache folder or file
-that another user owns, or that group or others may write, is ignored (as pip and
-ssh ignore such files): it is not read and nothing is written into it, with one
-WARNING per file and process. Every time a cache is distrusted, for that reason
-or because its content disagreed with the disk, the file and the rule are
-recorded for :func:`get_cache_problems` (``toolreg doctor`` shows them).
+A cache is only an optimisation: one that cannot be used means "scan again", and one
+someone else could have written is neither read nor written into, recorded for
+``toolreg doctor``. The rules: docs/security.md, "Caches".
 """
 
 from __future__ import annotations
@@ -70,6 +65,7 @@ def distrust(what: str, path: str, rule: str, reason: str) -> None:
 
 def _untrusted(st: os.stat_result) -> tuple[str, str] | None:
     """``(rule, reason)`` when a file with this stat may have been written by someone else."""
+    # Another user's, or writable by group or others: ignored, as pip and ssh do.
     if os.name == "nt" or not hasattr(os, "geteuid"):
         return None  # Windows: ACLs, not mode bits; not checked
     me = os.geteuid()

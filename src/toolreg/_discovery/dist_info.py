@@ -1,18 +1,8 @@
-"""Reading a dist-info's files as :mod:`importlib.metadata` does, without importing it.
+"""Reading a dist-info's files as :mod:`importlib.metadata` does, without its import cost.
 
-Importing it (or the ``importlib_metadata`` backport) costs 30-50 ms of
-start-up that the warm path otherwise never pays. Two readers live here:
-
-- ``RECORD`` (with :mod:`csv`, as importlib reads it): the files a pack's
-  distribution installed, which are its identity for the policy gate. Editable
-  installs record a ``.pth`` or a finder instead of the sources; for those the
-  loader falls back to the directories of the pack's module namespace.
-- ``entry_points.txt`` and ``METADATA``: only to check a pack cache hit (see
-  :mod:`toolreg._discovery.entrypoints`); the cold path reads metadata with
-  ``importlib.metadata`` itself. Where a file is laid out in a way these
-  readers do not mirror exactly (folded headers, a stray line), they report a
-  difference, the hit is refused and the full scan runs: a difference can
-  cost time, never change an answer.
+``RECORD`` gives a pack's files (its identity for the policy gate); ``entry_points.txt``
+and ``METADATA`` check a pack cache hit. Where these readers do not mirror a file's
+layout exactly they report a difference: that can cost a scan, never change an answer.
 """
 
 from __future__ import annotations

@@ -1,30 +1,7 @@
 """Finding installed tool packs: distributions with entry points in ``toolreg.tools``.
 
-Asking :mod:`importlib.metadata` means importing it and reading an
-``entry_points.txt`` per installed distribution on every start-up, so the answer
-is remembered in one JSON file next to the scan cache (``packs-v2.json``). Like
-stevedore's cache, an entry is keyed by a hash of the search path and its
-metadata folders (see :mod:`toolreg._discovery.metadata_listing`): installing, removing or
-upgrading a distribution changes the key. Up to :data:`_MAX_KEYS` keys are kept,
-most recent first, so switching between virtualenvs does not thrash::
-
-    {"keys": [[key, [[plugin_id, distribution, version, [[ep_name, ep_value], ...],
-                      requires_toolreg, dist_info_path], ...]], ...]}
-
-The cache only says where to look; it is never believed on its own word. A hit
-is served only if, for the first metadata folder of every distribution name on
-the path, the folder's ``entry_points.txt`` declares the group exactly when the
-cache lists it as a pack, and each listed pack's entry points, name, version and
-toolreg requirement are what its ``entry_points.txt`` and ``METADATA`` say (see
-:mod:`toolreg._discovery.dist_info`). Otherwise the entry is discarded, the disagreement is
-recorded for ``toolreg doctor``, and the full scan runs. So no cache content can
-hide a pack or change its identity. A hit costs a directory listing, a ``stat``
-per metadata folder, a read of each one's ``entry_points.txt`` and each pack's
-``METADATA``; it imports neither ``importlib.metadata`` nor ``packaging``. A
-scan that met a broken distribution is not cached (it is warned about on every
-start until fixed). A missing, corrupt, unreadable or unwritable cache means
-"scan again", is logged at DEBUG, and never raises; one that someone else could
-have written is not used (see :mod:`toolreg._discovery.cache_files`).
+The answer is cached, but every hit is checked against the metadata on disk, so no
+cache content can hide a pack or change its identity (docs/security.md, "Caches").
 """
 
 from __future__ import annotations
@@ -45,8 +22,12 @@ _log = logging.getLogger("toolreg.discovery")
 GROUP = "toolreg.tools"
 
 #: Bump the version in the name if the record or key rules change, so an old cache
-#: is simply ignored instead of being trusted.
+#: is simply ignored instead of being trusted. Its layout, most recent key first::
+#:
+#:     {"keys": [[key, [[plugin_id, distribution, version, [[ep_name, ep_value], ...],
+#:                       requires_toolreg, dist_info_path], ...]], ...]}
 CACHE_FILE_NAME = "packs-v2.json"
+#: Keys kept (one per search path), so switching between virtualenvs does not thrash.
 _MAX_KEYS = 8
 _WHAT = "pack cache"
 
@@ -103,6 +84,7 @@ def find_packs(
                 break
 
     packs, problems = _scan(group, entries)
+    # A scan that met a broken distribution is not cached: it warns on every start.
     if cache_path and listing and not problems:
         records = [
             [p.plugin_id, p.distribution, p.version, p.entry_points, p.requires_toolreg, p.path]

@@ -1,10 +1,7 @@
 """Local folder plugins: ``*.py`` files an operator drops into a configured folder.
 
-Each file is scanned like the built-ins (it must register tools or implement
-hooks at module level; the scan cache's "not a plugin" is always checked again,
-so it cannot hide one) and imported under the private namespace
-``toolreg_local.<stem>``, with the plugin id ``local:<stem>``. It then passes
-the same policy gate as an installed pack.
+Each is scanned like the built-ins, imported as ``toolreg_local.<stem>`` (plugin id
+``local:<stem>``) and passes the same policy gate as an installed pack.
 """
 
 from __future__ import annotations

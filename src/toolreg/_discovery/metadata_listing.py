@@ -1,17 +1,7 @@
 """One pass over the search path: the pack cache's key and the first dist-info of each name.
 
-The key hashes what an install, removal or upgrade would change: every path entry
-in order and, for each directory, its own ``st_mtime_ns`` plus the name and
-``st_mtime_ns`` of each ``*.dist-info``, ``*.egg-info`` and ``*.pth`` in it, the
-group and the Python version.
-
-The same listing tells which metadata directory :mod:`importlib.metadata` would
-take for each distribution name (the first on the path), so a cache hit can be
-checked against every installed distribution without importing it. Where that
-cannot be told from directory listings alone (a zip or ``.egg`` on the path, two
-metadata directories of one name in one folder, a finder that provides
-distributions of its own), :attr:`Listing.unverifiable` says why, and the pack
-cache is not used.
+Where a hit cannot be checked from listings alone (a zip or ``.egg`` on the path, a
+foreign finder), :attr:`Listing.unverifiable` says why, and the pack cache is not used.
 """
 
 from __future__ import annotations
@@ -44,7 +34,8 @@ class Listing:
 
     def __init__(self, key: str, unverifiable: str | None = None) -> None:
         self.key = key
-        #: canonical distribution name -> its first metadata directory on the path
+        #: canonical distribution name -> its first metadata directory on the path, the
+        #: one importlib.metadata takes: a cache hit is checked against each of them
         self.firsts: dict[str, str] = {}
         #: why a cache hit cannot be checked here (then the cache is not used), or None
         self.unverifiable = unverifiable
@@ -57,6 +48,9 @@ def canonical(name: str) -> str:
 
 def list_path(group: str, entries: Sequence[str]) -> Listing:
     """List every path entry once: the cache key, and the first metadata dir of each name."""
+    # The key hashes what an install, removal or upgrade would change: each path entry
+    # in order, each folder's mtime and the name and mtime of each dist-info, egg-info
+    # and .pth in it, the group and the Python version.
     parts = ["packs-v2", group, sys.version, sys.implementation.cache_tag or ""]
     listing = Listing(key="", unverifiable=_foreign_finder())
     for entry in entries:

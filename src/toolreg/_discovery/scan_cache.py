@@ -1,19 +1,7 @@
 """On-disk cache of "does this file register tools?" verdicts for built-in discovery.
 
-Parsing every tool module with :mod:`ast` on each start-up would cost more than
-importing them, so verdicts are remembered in one small JSON file, keyed by the
-resolved file path and checked against the file's ``(st_mtime_ns, st_size)``::
-
-    {"/abs/dir/web.py": [1717000000123456789, 2048, true], ...}
-
-The cache is an optimisation only. A missing, corrupt, unreadable or unwritable
-cache means "scan again", is logged at DEBUG, and never raises; a cache file or
-folder someone else could have written is not used at all (see
-:mod:`toolreg._discovery.cache_files`). A cached "registers" verdict can only make
-discovery import a file of the directory it scans. A cached "registers nothing"
-is not believed: :func:`verdicts` returns it as ``None``, and the caller either
-sees the module imported anyway (so its registrations ran) or scans it again
-with :func:`recheck`, so no cache content can hide a module that registers.
+A cached "registers nothing" is not believed (:func:`verdicts` returns it as ``None``),
+so no cache content can hide a module that registers (docs/security.md, "Caches").
 """
 
 from __future__ import annotations
@@ -25,7 +13,10 @@ from collections.abc import Callable, Sequence
 from .cache_files import cache_file, distrust, read_json, write_json_atomic
 
 #: Bump the version in the name if the verdict rules or the format change, so an
-#: old cache is simply ignored instead of being trusted.
+#: old cache is simply ignored instead of being trusted. Keyed by the resolved path,
+#: checked against the file's ``(st_mtime_ns, st_size)``::
+#:
+#:     {"/abs/dir/web.py": [1717000000123456789, 2048, true], ...}
 CACHE_FILE_NAME = "scan-v1.json"
 _WHAT = "scan cache"
 _log = logging.getLogger("toolreg.discovery")

@@ -1,9 +1,7 @@
 """Run coroutines to completion from synchronous code.
 
-Async handlers run on one long-lived event loop in a daemon thread. That works
-from plain threads and from inside a running event loop alike (blocking the
-caller's thread, never its loop's other tasks' correctness), and it lets
-handlers keep loop-bound resources (clients, sessions) across calls.
+Async handlers run on one long-lived event loop in a daemon thread, from plain threads
+and running loops alike, so they keep loop-bound resources across calls.
 """
 
 from __future__ import annotations

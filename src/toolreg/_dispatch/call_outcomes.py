@@ -1,8 +1,7 @@
 """What a tool call comes back as when it did not simply return a str.
 
-The errors dispatch hands the model (unknown tool, handler failure, timeout,
-no worker, blocked by a hook) and the checks a non-str result must pass: each
-a ``tool_error`` JSON string, or the result held to the contract.
+The ``tool_error`` JSON dispatch hands the model (unknown tool, handler failure,
+timeout, no worker, blocked by a hook), and the checks a non-str result must pass.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
 """Dispatch: run a tool call and hold the result to the contract.
 
-``dispatch`` never raises and never exits. Unknown tools, handler exceptions
-(``SystemExit`` included), results of the wrong type, and anything else that
-goes wrong come back as ``tool_error`` JSON, so one bad tool cannot take down
-the agent loop. The one exception that passes is a ``KeyboardInterrupt`` on the
-caller's own thread: that is how Ctrl-C reaches the host.
-
-The hot path: a plain call (no keyword arguments, no hooks or tracing) of a
-sync tool without a deadline reads one tuple. A tool that takes any dict (no
-validation, or a schema that accepts any object) has its handler called
-right in ``dispatch``; a simple schema's tool has its fast call
-(``fast_call``): the schema's checks and the handler call in one generated
-function, which hands to the general path what it does not settle. A tool
-whose schema only the full validator can judge takes the general path. Every
-write that could change an answer (the tool changed; hooks, tracing or
-validation switched) drops the hot tuples it touches before it returns.
+``dispatch`` never raises and never exits: unknown tools, handler exceptions
+(``SystemExit`` included) and wrong results come back as ``tool_error`` JSON. Only a
+``KeyboardInterrupt`` on the caller's own thread passes: that is how Ctrl-C reaches the host.
 """
 
 from __future__ import annotations
@@ -72,7 +60,9 @@ class Dispatcher:
         #: Hooks or tracing are on: then no tool is hot.
         self._wrapped = False
         self._plans: dict[str, Plan] = {}
-        #: The tools whose plain calls take the hot path, only ever filled unwrapped.
+        #: The tools whose plain calls take the hot path (no keyword arguments, no
+        #: deadline, a sync handler), only ever filled unwrapped. Every write that
+        #: could change an answer drops the entries it touches before it returns.
         self.hot: dict[str, Hot] = {}
         self._validation = True
 
@@ -128,13 +118,13 @@ class Dispatcher:
         """Run tool ``name`` with ``args``; always returns a str or multimodal dict.
 
         ``progress=callback`` hears what the tool reports through its
-        ``ToolContext``; other keyword arguments go to the handler. (``progress``
-        is read from ``kwargs``: a keyword-only parameter would cost every call
-        a lookup.) Dispatch hooks, when a pack installed some, run around every
-        call, however the method was obtained (a host may keep
-        ``registry.dispatch`` from before plugins loaded).
+        ``ToolContext``; other keyword arguments go to the handler. Dispatch hooks,
+        when a pack installed some, run around every call, however the method was
+        obtained (a host may keep ``registry.dispatch`` from before plugins loaded).
         """
         try:
+            # ``progress`` is read from ``kwargs``, not a keyword-only parameter,
+            # so a plain call pays no lookup for it.
             if kwargs:
                 return self._dispatch_with(name, args, kwargs)
             try:  # a subscript, not .get(): no method call on the hot path

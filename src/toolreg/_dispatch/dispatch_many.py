@@ -1,29 +1,7 @@
 """Many tool calls at once: the parallel tool calls of one model turn.
 
-``dispatch_many`` runs each call through ``dispatch`` (hooks, validation,
-its own timeout, results held to the contract, never an exception), several at
-a time, and returns the results in call order.
-
-- **Sync.** Calls run on a shared pool of threads, at most ``max_concurrency``
-  of a batch at once, the caller's thread taking its share. A tool whose
-  recent calls all took under :data:`INLINE_BELOW` seconds runs on the
-  caller's thread instead: handing it to another thread would cost more than
-  the call. Quick calls at the head of the batch run at once, as they are
-  read; the others once the slow calls have started. So a batch of quick
-  tools costs about what calling them one by one does, and a batch of slow
-  ones about what the slowest does.
-- **Async.** ``adispatch_many`` awaits ``adispatch`` for each call, at most
-  ``max_concurrency`` at once: async tools on the caller's loop, sync tools
-  on worker threads.
-
-Each thread and task runs in a copy of the caller's context, so what the
-caller bound (a serve client's log, a trace's parent span) holds in every call.
-
-**Progress.** With ``progress=callback``, ``callback(index, progress, total,
-message)`` hears every call's reports, ``index`` being the call's position in
-the batch. It runs on the thread that runs the call (the caller's, a pool
-thread, a worker of ``adispatch_many``, or the event loop for an async tool),
-under a lock of the batch, so two calls' reports never run it at once.
+Each call goes through ``dispatch`` (so nothing raises), several at a time, results in
+call order; how a batch runs: docs/registry.md, "Parallel calls".
 """
 
 from __future__ import annotations
@@ -47,7 +25,8 @@ ADispatchOne = Callable[[Any, Any, "str | None", "ProgressCallback | None"], Awa
 #: ``progress(index, progress, total, message)``: what ``dispatch_many``'s ``progress=`` hears.
 BatchProgressCallback = Callable[[int, float, "float | None", "str | None"], None]
 
-#: Seconds under which a tool's calls run on the caller's thread.
+#: Seconds under which a tool's calls run on the caller's thread: handing such a
+#: call to another thread would cost more than the call.
 INLINE_BELOW = 200e-6
 #: Calls of each tool whose duration is remembered (the slowest of them decides).
 _REMEMBERED = 8
@@ -293,6 +272,8 @@ class Batches:
                     results[index] = run(index, name, args, call_id)
 
         helpers = min(max_concurrency, len(queued)) - 1
+        # Each helper runs in a copy of the caller's context, so what the caller bound
+        # (a serve client's log, a trace's parent span) holds in every call.
         futures = [
             _shared_pool().submit(contextvars.copy_context().run, runner) for _ in range(helpers)
         ]

@@ -1,8 +1,7 @@
 """What dispatch works out once per tool (its plan), and the steps around a handler call.
 
-Parsing JSON-string arguments, validating them, calling with a deadline or on
-an event loop, and holding the result to the contract: the slow path that
-``Dispatcher.dispatch`` takes whenever its fast path does not apply.
+The general path (parsing, validation, a deadline or an event loop, the result held
+to the contract) for every call the fast path does not settle.
 """
 
 from __future__ import annotations

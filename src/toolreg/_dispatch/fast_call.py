@@ -1,20 +1,8 @@
 """A tool's fast call: its argument checks and its handler call in one generated function.
 
-Most calls are plain: no dispatch hooks or tracing, no deadline, no
-``progress=`` or keyword arguments, a sync handler, a dict of arguments and
-a str back. For a tool whose calls can be plain, the dispatcher keeps one
-function, built with the tool's plan, that checks the arguments (a simple
-schema's checks written inline, or only that they are a dict when the tool
-does not validate), calls the handler and returns its str. Whatever it does
-not settle it hands on: arguments it does not certainly accept to
-``rejected`` (the general path, where the full validator gives the verdict
-and the message), a handler's exception to ``failed``, any other result to
-``finish``. So it answers exactly as the general path does, one function
-call sooner.
-
-The code is compiled once per shape of checks and shared between tools; the
-values (field names, types, bounds, the handler) are arguments of the
-function that makes it, never text in it.
+It answers a plain call exactly as the general path does: arguments it does not
+certainly accept go to ``rejected`` (the full validator), a handler's exception to
+``failed``, any result but a str within the limit to ``finish``.
 """
 
 from __future__ import annotations
@@ -59,6 +47,8 @@ def build_fast_call(
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _maker(lines: tuple[str, ...], count: int, limited: bool) -> Callable[..., Any] | None:
+    # Compiled once per shape of checks and shared between tools: the values (field
+    # names, types, bounds, the handler) are arguments of ``make``, never source text.
     names = "".join(f", c{i}" for i in range(count))
     # A str within the limit is the one answer the fast call gives itself.
     short = "type(result) is str and len(result) <= limit" if limited else "type(result) is str"

@@ -1,9 +1,7 @@
 """Per-tool execution deadlines.
 
-A sync handler with a deadline runs on the tool worker pool (``_workers``),
-and the caller stops waiting when the deadline passes; Python cannot stop the
-thread itself, so a handler that ignores time keeps running in the background
-until it returns, counted as stuck. An async handler is cancelled.
+At the deadline the caller stops waiting: a sync handler (on the tool worker pool) that
+runs on counts as stuck, and an async handler is cancelled.
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
 """OpenTelemetry traces and metrics of tool calls (the ``otel`` extra).
 
-Off until a host calls ``toolreg.enable_tracing()``: until then nothing here
-is imported and dispatch pays nothing. Enabled, every dispatch is a span
-``execute_tool {name}`` (GenAI semantic conventions: ``gen_ai.operation.name``,
-``gen_ai.tool.name``, ``gen_ai.tool.call.id`` when the call has one; status
-ERROR and ``error.type`` when the result is a tool_error), counted in
-``toolreg.tool.calls`` and timed in ``toolreg.tool.duration`` (seconds).
-Spans and metrics go to the providers given, else the global ones the host's
-OpenTelemetry SDK set up. With neither (the API installed, no SDK configured)
-tracing is not installed and a warning says why: a span would cost
-microseconds per call and record nothing.
+Nothing here is imported until a host calls ``toolreg.enable_tracing()``. The spans
+and metrics it records are described in docs/hosts.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Bounded pools of daemon threads, for calls that have a deadline.
 
-A call with a deadline runs on a worker so that its caller can stop waiting.
-Python cannot stop a thread, so a call that ignores its deadline keeps its
-worker until it returns: it is *stuck*, and counted as such. Tool calls, hooks
-and pack imports each get a pool of their own, so stuck tools never starve
-the hooks (fail-closed would become fail-everything). Each pool is bounded:
-once every worker is held by a stuck call, the next call is refused at once.
-Workers are daemon threads, so a stuck call never keeps the process alive.
+Python cannot stop a thread, so a call that ignores its deadline keeps its worker:
+it is *stuck*, and counted. Once every worker of a pool is stuck the next call is
+refused at once; daemon threads never keep the process alive.
 """
 
 from __future__ import annotations
@@ -156,6 +152,8 @@ class WorkerPool:
             del future, fn, args, kwargs  # drop references while idle
 
 
+# A pool each, so stuck tools never starve the hooks (fail-closed would become
+# fail-everything).
 #: Tool handlers with a ``timeout``.
 TOOL_POOL = WorkerPool("tool", 32)
 #: Dispatch hooks, under ``[plugins] hook_timeout``.

@@ -1,9 +1,7 @@
 """The policy gate a plugin passes before any of its code runs.
 
-Admission (is it enabled?), compatibility (does it fit this toolreg, and the
-operator's version pin?), identity (is its name one toolreg reserves?) and
-namespace admission (does it claim a reserved or another pack's module
-namespace?). Each check reads metadata only; nothing here imports the plugin.
+Is it enabled, does it fit this toolreg and the operator's version pin, may it claim its
+name and module namespace? Each check reads metadata only; nothing here imports the plugin.
 """
 
 from __future__ import annotations
@@ -96,8 +94,8 @@ def _check_requirement(requires_toolreg: str, toolreg_version: str) -> NotAdmitt
 
     A plain requirement is read by ``SpecifierSet`` alone, as packaging's own
     requirement parser reads that part: importing the whole requirement
-    grammar (markers, extras, URLs) costs about 15 ms, more than loading a
-    dozen packs. Anything else goes to ``Requirement``.
+    grammar (markers, extras, URLs) costs more than loading a dozen packs.
+    Anything else goes to ``Requirement``.
     """
     plain = _PLAIN_REQUIREMENT.fullmatch(requires_toolreg)
     specifiers = _specifier_set(plain.group(1)) if plain is not None else None

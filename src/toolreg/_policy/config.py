@@ -1,8 +1,7 @@
 """Operator config: a small TOML file that says which packs load and what they may do.
 
-Parsing is all-or-nothing: the whole file is checked into immutable records
-before anything uses it, and the first problem raises ``ConfigError`` naming
-the file, the key and what was expected. Nothing is ever half-applied.
+Parsing is all-or-nothing: the first problem raises ``ConfigError`` naming the file, the
+key and what was expected, before anything uses the file. Nothing is ever half-applied.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Names in the operator config that match nothing: a typo must not pass silently.
 
-A misspelt pack id in ``plugins.enabled`` loads nothing, a misspelt toolset
-in ``[toolsets] enabled`` removes every tool, and a misspelt hook in
-``plugins.entries.<id>.hooks`` withholds the hook it meant, while every command
-still exits 0. These checks name the key, the name and the closest known one.
-Loading warns; ``toolreg config check`` makes them errors.
+A misspelt pack id, toolset or hook would load nothing, remove every tool or withhold a
+hook while every command exits 0; these checks name the key, the name and the closest
+known one. Loading warns; ``toolreg config check`` makes them errors.
 """
 
 from __future__ import annotations

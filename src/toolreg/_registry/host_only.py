@@ -1,9 +1,7 @@
 """Host-only actions: the one internal protocol toolreg's upper layers use on a registry.
 
-The plugin host, the MCP manager and ``apply_config`` act for the host. Each
-asks here first, so a pack that reaches them (through a hook, say) is refused
-and recorded like any other plugin code asking for a host action. Nothing
-outside ``_registry`` touches a registry's private parts; it comes through here.
+A pack that reaches the plugin host, the MCP manager or ``apply_config`` is refused and
+recorded here; nothing outside ``_registry`` touches a registry's private parts.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """ToolRegistry: a table, availability, definitions and a dispatcher, composed.
 
-``registry`` at the bottom is the one process-wide instance; built-in tools,
-packs and MCP servers write into it, and hosts read from it. Tests and
-embedders that want isolation create their own ``ToolRegistry()``.
-
-The parts are plain objects, and every public method lives on the class and
-hands the call to one of them, so a subclass's own method is the one used. A
-write reaches the caches above the table through one listener,
-:meth:`ToolRegistry._table_changed`. The dispatcher is made on first use: a
-process that only lists tools (``toolreg list``) never imports the dispatch layer.
+Each public method hands the call to one part (a subclass's own method is used); writes
+reach the caches above the table through :meth:`ToolRegistry._table_changed`.
 """
 
 from __future__ import annotations
@@ -579,5 +572,6 @@ class ToolRegistry:
         return self._view.get_available_toolsets()
 
 
-#: The process-wide registry.
+#: The process-wide registry: built-in tools, packs and MCP servers write into it, and
+#: hosts read from it. Tests and embedders that want isolation make their own.
 registry = ToolRegistry()

@@ -1,10 +1,7 @@
 """The host's side of strict definitions: which tools were left out, and the way back.
 
-``get_definitions(format="openai", strict=True)`` makes every optional
-property required and nullable, and a map a list of key/value pairs. The
-model then sends ``null`` for an argument it leaves out: ``strict_arguments``
-turns such arguments back into what the registered schema takes, before
-``dispatch`` validates them against it.
+``strict_arguments`` turns strict-mode arguments (``null`` for what the model left out,
+maps as key/value pairs) back into what the registered schema takes, before dispatch.
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
-"""Regular expressions from outside, matched within a time budget.
+"""Regular expressions from outside (a model, a tool's schema), matched within a time budget.
 
-A pattern written by a model, or carried by a tool's schema, can backtrack for
-hours on a short string (``(a|aa)+$`` against forty ``a``'s and a ``!``).
-Python's ``re`` cannot be interrupted and holds the GIL while it matches, so
-every other thread stalls too. These patterns are compiled with the ``regex``
-package instead: it takes ``re``'s syntax, releases the GIL while it matches a
-``str``, and its ``timeout`` stops a match that runs too long.
-
-The budget is per task, not per match: ``time_budget(seconds)`` opens one for
-the current thread, and every match of a ``BoundedPattern`` inside it draws on
-what is left. Outside any budget each match gets ``DEFAULT_SECONDS``.
+Compiled with ``regex``, which releases the GIL and can stop a match (docs/security.md);
+each match inside ``time_budget(seconds)`` draws on it, else gets ``DEFAULT_SECONDS``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
-"""Static types of the definition formats: each definition's shape (the names are in
-``_contract/names.py``, ``DefinitionFormat``, shared with ``tool_result_message``).
+"""Static types of the definition formats: one TypedDict per provider SDK's parameter type.
 
-Each TypedDict has the keys, types and required-ness of the provider SDK's
-own parameter type, so a type checker accepts toolreg's definitions where the
-SDK asks for its type (a TypedDict is matched by structure, not by name):
-
-- ``OpenAIToolDefinition``: openai's ``ChatCompletionToolParam``
-- ``OpenAIResponsesToolDefinition``: openai's ``responses.FunctionToolParam``
-- ``AnthropicToolDefinition``: anthropic's ``ToolParam``
-- ``GeminiFunctionDeclaration``: google-genai's ``FunctionDeclarationDict``
-- ``McpToolDefinition``: MCP's ``Tool`` (name, description, inputSchema)
-
-The SDKs are never imported. Schema-valued fields are ``Any``: the SDKs type
-them differently (``Dict[str, object]``, unions of their own TypedDicts), and
-``Any`` is the one type that matches each of them.
+Each matches its SDK's type by structure, so a type checker accepts it where the SDK
+asks (which type each matches: docs/formats.md, "Types"). The SDKs are never imported.
 """
 
 from __future__ import annotations
@@ -21,6 +9,8 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 
+# Schema-valued fields are ``Any``: the SDKs type them differently (``Dict[str, object]``,
+# unions of their own TypedDicts), and ``Any`` is the one type that matches each of them.
 class _OpenAIFunctionRequired(TypedDict):
     name: str
 

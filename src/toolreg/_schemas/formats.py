@@ -1,23 +1,7 @@
-"""Provider shapes for a tool definition.
+"""Provider shapes for a tool definition, and the options that reshape them.
 
-Each formatter takes the tool's name, description and JSON-Schema parameters
-(and optionally its entry, for what only some shapes carry: MCP's
-``annotations`` and ``outputSchema``) and returns the provider's definition,
-frozen (:mod:`.frozen`): read-only JSON types that share no dict or list with
-its input, which it never mutates. The registry hands that one object to every
-caller, so building it is the only copy.
-
-A provider whose name rules are narrower than the registry's (1-128 of
-letters, digits, ``_ . -``) gets a ValueError naming the tool and the rule;
-``get_definitions`` logs it and leaves that tool out. The shapes, rules and
-the pages they come from are in docs/formats.md.
-
-Options change the shape and so are part of the format's key: ``format_key``
-checks them and makes the hashable key every cache is keyed by, and
-``get_formatter`` takes either a plain format name or such a key. ``strict``
-is OpenAI's strict mode (:mod:`.strict_schema`); ``inline_refs`` and
-``optional_as_absent`` rewrite the parameters before the format shapes them
-(:mod:`.inline_refs`, :mod:`.optional_absent`).
+Each formatter returns the definition frozen, sharing nothing with its input (never
+mutated), or a ValueError naming the tool and the rule; the shapes: docs/formats.md.
 """
 
 from __future__ import annotations
@@ -78,6 +62,7 @@ def _object_schema(parameters: dict[str, Any]) -> dict[str, Any]:
 
 def _frozen(name: str, definition: dict[str, Any]) -> FrozenDict:
     """``definition`` frozen, which copies it; ValueError naming the tool if it is not JSON."""
+    # The registry hands this one object to every caller: building it is the only copy.
     try:
         return freeze(definition)
     except TypeError as exc:

@@ -1,12 +1,7 @@
 """JSON Schema to the OpenAPI-3.0 subset Gemini accepts in ``FunctionDeclaration.parameters``.
 
-Gemini rejects the whole request when one schema holds a keyword its ``Schema``
-message does not have ("Unknown name additionalProperties"), so this keeps only
-the documented fields and rewrites the JSON-Schema idioms that have a Gemini
-equivalent. The rules follow https://ai.google.dev/api/caching#Schema; the
-reasons for each are in docs/formats.md.
-
-The input is never mutated, and every dict and list in the output is new.
+Only the fields of https://ai.google.dev/api/caching#Schema are kept, since Gemini rejects
+a request over one unknown keyword (the rules: docs/formats.md). The input is never mutated.
 """
 
 from __future__ import annotations
@@ -50,7 +45,10 @@ _OPAQUE: dict[str, Any] = {"type": "object"}
 
 
 def to_gemini_schema(parameters: dict[str, Any]) -> dict[str, Any]:
-    """The Gemini ``Schema`` for a tool's JSON-Schema ``parameters`` (an object schema)."""
+    """The Gemini ``Schema`` for a tool's JSON-Schema ``parameters`` (an object schema).
+
+    Every dict and list in it is new; ``parameters`` is never changed.
+    """
     schema = _Normaliser(parameters).final(parameters, ())
     schema["type"] = "object"
     return schema

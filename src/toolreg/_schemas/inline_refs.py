@@ -1,21 +1,7 @@
 """A tool's schema with every local ``$ref`` replaced by what it names.
 
-Some consumers of a definition read no references: a client shows such a
-property as "unknown", a model server passes the pointer on as text. Inlining
-gives them the same schema spelled out, with ``$defs``/``definitions`` gone.
-It never changes what the schema accepts, so where it cannot be done the tool
-is refused with the reason (:class:`NotInlinable`), never sent half-inlined:
-
-- a recursive ``$ref`` (a tree of nodes) has no finite inlined form;
-- a ``$ref`` that is not a local JSON pointer (a URL, an anchor) is never
-  fetched, and one that names nothing has nothing to inline;
-- nesting and ``$ref`` hops deeper than :data:`MAX_INLINED_DEPTH`, or more than
-  :data:`MAX_INLINED_NODES` subschemas once inlined (references that fan out
-  double the schema at each step), are refused before they cost memory or
-  Python's recursion limit.
-
-Keywords beside a ``$ref`` describe this use of the definition: they are kept
-and win over the definition's own, as the strict and Gemini rewrites do.
+What the schema accepts never changes: one that cannot be inlined raises
+:class:`NotInlinable` with the reason, never half-inlined (the cases: docs/formats.md).
 """
 
 from __future__ import annotations
@@ -25,6 +11,8 @@ from typing import Any
 from .._contract.schema_limits import map_subschemas, resolve_pointer
 from .formats import NotInlinable
 
+# Both limits refuse a schema before it costs memory or Python's recursion limit:
+# references that fan out double the schema at each step.
 #: Deepest nesting, counting each ``$ref`` followed as a level, of an inlined schema.
 MAX_INLINED_DEPTH = 64
 #: Most subschemas an inlined schema may hold.

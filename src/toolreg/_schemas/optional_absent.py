@@ -1,17 +1,7 @@
 """``Optional[X]`` said the way every consumer reads it: a property ``X`` that may be left out.
 
-Pydantic and ``@tool`` write an optional argument as ``anyOf: [X, {"type":
-"null"}]`` with ``default: null``, and some consumers of a definition show that
-as "unknown" or drop it. For a property an object does not require, leaving it
-out already means "use the default", so the null adds nothing the model needs:
-the property becomes plain ``X`` (or ``"type": ["integer", "null"]`` becomes
-``"integer"``), and a ``default`` of null goes, being no value of ``X``.
-
-Only what the model is told narrows: every call it can make under the rewritten
-schema is one the registered schema takes, which dispatch still validates
-against (a null sent anyway is accepted). A required property keeps its null:
-leaving it out would be refused. OpenAI's strict mode needs the opposite
-(every property required, optional ones nullable), so the two never combine.
+Only what the model is told narrows: a required property keeps its null, and dispatch
+still validates against the registered schema. The rules are in docs/formats.md.
 """
 
 from __future__ import annotations

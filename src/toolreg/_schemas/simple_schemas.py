@@ -1,30 +1,8 @@
 """A quick yes for the arguments of simple schemas, before the full validator.
 
-Most tool schemas are an object of plainly typed fields: strings, numbers,
-booleans, enums, bounds, arrays of those, small nested objects. For such a
-schema ``build_acceptor`` writes one straight-line Python function that says
-True only when the arguments are certainly valid. Anything else, a rejection
-included, is left to the full validator, which gives the verdict and the
-message. So the acceptor may be stricter than the validator, never looser:
-
-- it accepts only values of the exact JSON types (``dict``, ``list``,
-  ``str``, ``int``, ``float``, ``bool``, ``None``); a subclass, a tuple, or
-  ``1.0`` where an integer is asked for goes to the validator;
-- a bool is never an integer or a number, and an enum member matches only a
-  value of its own type;
-- bounds are compared exactly as the validator compares them (``v < minimum``
-  rejects), so NaN and huge integers come out alike; a bound or enum member
-  that is infinite or NaN makes the schema not simple.
-
-A schema with any keyword outside that list (``pattern``, ``format``,
-``$ref``, ``anyOf``, ...), or a ``$schema`` naming draft-04, gets no
-acceptor. No text from the schema is written into the generated source:
-names and values reach it as arguments of the function that makes it.
-
-The checks themselves (``schema_checks``) are statements over the argument
-``d`` that end in ``return rejected(d)`` wherever the arguments are not
-certainly valid, so dispatch can write them into a tool's own call function
-(``_dispatch/fast_call.py``) instead of calling an acceptor.
+For an object of plainly typed fields, :func:`schema_checks` writes straight-line
+checks that pass only arguments that are certainly valid; anything else, a rejection
+included, is left to the validator. So they may be stricter than it, never looser.
 """
 
 from __future__ import annotations
@@ -38,7 +16,8 @@ from typing import Any, NamedTuple
 #: True only when the arguments are certainly valid; False means "ask the validator".
 Acceptor = Callable[[Any], bool]
 
-#: What the generated checks do where the arguments are not certainly valid.
+#: What the generated checks do where the arguments are not certainly valid (so
+#: ``_dispatch/fast_call.py`` can write them into a tool's own call function).
 REJECT = "return rejected(d)"
 
 
@@ -57,11 +36,15 @@ ANNOTATIONS = frozenset(
     {"description", "title", "default", "examples", "$comment", "deprecated"}
     | {"readOnly", "writeOnly"}
 )
+# A schema with any other keyword (``pattern``, ``format``, ``$ref``, ``anyOf``, ...)
+# is not simple, and gets no checks.
 _KEYWORDS = ANNOTATIONS | {"type", "enum", "const", "minLength", "maxLength", "items"}
 _KEYWORDS |= {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
 _KEYWORDS |= {"minItems", "maxItems", "properties", "required", "additionalProperties"}
 _TOP_KEYWORDS = _KEYWORDS | {"$schema"}
 
+# Exact types only, compared with ``type(v) is``: a subclass, a tuple, or 1.0 where an
+# integer is asked for goes to the validator, and a bool is never an integer or number.
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
@@ -72,7 +55,8 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
 }
 _ALL_TYPES = (str, int, float, bool, type(None), list, dict)
-# The validator's own comparison for each bound: the value is rejected when it holds.
+# The validator's own comparison for each bound: the value is rejected when it holds,
+# so NaN and huge integers come out alike.
 _BOUNDS = {
     "minimum": "<",
     "maximum": ">",

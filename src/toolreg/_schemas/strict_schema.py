@@ -1,22 +1,7 @@
 """Tool schemas rewritten for OpenAI's strict mode, and the way back for the arguments.
 
-Strict mode (openai-agents' default) takes an object only when it lists every
-property in ``required`` and sets ``"additionalProperties": false``, and it
-refuses keywords such as ``default`` or ``minLength``. The rewrite keeps what
-the tool accepts:
-
-- an optional property becomes required and nullable; a ``null`` from the
-  model is removed again before dispatch, so the tool's default applies;
-- a map (``additionalProperties`` holding a schema) becomes a list of
-  ``{"key", "value"}`` pairs, turned back into an object before dispatch;
-- local ``$ref``s are inlined; ``oneOf`` becomes ``anyOf``;
-- the keywords strict mode refuses move into the description (an optional
-  property's says what ``null`` stands for), and dispatch still checks them.
-
-What cannot be rewritten raises :class:`NotStrict` with the reason: a
-free-form object, an array with untyped items, a recursive ``$ref``, a union
-whose branches would both need rewriting, and keywords like ``not`` or
-``if``. That tool is then offered without strict mode.
+What strict mode cannot express without changing what the tool accepts raises
+:class:`NotStrict` with the reason; the rules are in docs/formats.md, "Strict mode".
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
-"""Argument validation: check a call's arguments against the tool's schema first.
+"""Argument validation: a call's arguments checked against the tool's schema first.
 
-Models get arguments wrong: a missing field, a string for a number, a
-made-up option. Catching that before the handler runs, with a message that
-names the field and the rule, lets the model correct itself on the next turn
-instead of the handler failing somewhere deep inside.
-
-Validators are compiled with fastjsonschema (JSON Schema compiled to Python
-code) on a tool's first call, and cached by the schema's JSON text: tools
-that share a schema, and a tool registered again with the same one, reuse
-the compiled validator. A simple schema also gets an acceptor
-(``simple_schemas``) that says yes to valid arguments without running the
-validator; a refusal is always the validator's. A schema comes from whoever
-registered the tool (a pack, an upstream MCP server), so its regular
-expressions (``pattern``, ``patternProperties``, the ``format`` checks) run
-with a time budget, and it may not point at documents outside itself.
+Validators are compiled with fastjsonschema and shared by schema content. A schema's
+regular expressions run with a time budget, and its ``$ref``s are never fetched.
 """
 
 from __future__ import annotations
@@ -48,11 +36,10 @@ REGEX_SECONDS = 1.0
 #: Compiled schemas kept for reuse, least recently used dropped first.
 CACHE_SIZE = 512
 
-#: The same compiled schemas by a cheaper key, ``content_key`` (about a quarter
-#: of the JSON text's cost): the first dispatch after a tool is registered again
-#: with an equal schema pays only that. Equal keys mean content equal type for
-#: type, whose JSON text is then equal too, so a hit is the result the JSON key
-#: would give; a miss takes the JSON key. Emptied when full.
+#: The same compiled schemas by a cheaper key, ``content_key``, for a tool registered
+#: again with an equal schema. Equal keys mean content equal type for type, whose JSON
+#: text is then equal too, so a hit is the result the JSON key would give; a miss
+#: takes the JSON key. Emptied when full.
 _BY_ENCODING: dict[tuple[bytes, float, bool], _Compiled | str] = {}
 
 
