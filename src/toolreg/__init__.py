@@ -6,6 +6,8 @@ tool packs and MCP servers all write into it, and agent hosts read from it.
 Every public name is imported on first use (PEP 562), so ``import toolreg``
 costs next to nothing and each part loads only what it needs: the registry
 does not load the config reader, pluggy, the validators or the MCP SDK.
+``McpManager`` and ``ReconnectPolicy`` need the ``mcp`` extra, so they are
+attributes outside ``__all__``: ``from toolreg import *`` works without it.
 """
 
 from ._contract.version import __version__
@@ -38,8 +40,8 @@ if TYPE_CHECKING:
     from ._loaders.plugins import PluginHost
     from ._loaders.report import PluginOutcome, PluginReport
     from ._mcp.api import get_mcp_manager, start_mcp, stop_mcp
-    from ._mcp.link import ReconnectPolicy
-    from ._mcp.manager import McpManager
+    from ._mcp.link import ReconnectPolicy as ReconnectPolicy  # outside __all__: needs mcp
+    from ._mcp.manager import McpManager as McpManager  # outside __all__: needs mcp
     from ._policy.apply_config import apply_config, apply_toolset_config
     from ._policy.config import Config, ConfigError, load_config, parse_config
     from ._registry.registry import ToolRegistry, registry
@@ -113,7 +115,7 @@ _SOURCES = {
     "worker_stats": "._dispatch.workers",
 }
 
-#: Public names whose modules need the optional MCP SDK.
+#: Public names whose modules need the optional MCP SDK: left out of ``__all__``.
 _NEEDS_MCP = frozenset({"McpManager", "ReconnectPolicy"})
 
 __all__ = [
@@ -127,7 +129,6 @@ __all__ = [
     "GeminiFunctionDeclaration",
     "GeminiFunctionResponsePart",
     "HookFailure",
-    "McpManager",
     "McpToolDefinition",
     "McpToolResult",
     "OpenAIFunction",
@@ -139,7 +140,6 @@ __all__ = [
     "PluginOutcome",
     "PluginPolicy",
     "PluginReport",
-    "ReconnectPolicy",
     "ToolContext",
     "ToolEntry",
     "ToolOptions",
