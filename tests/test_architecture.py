@@ -155,30 +155,3 @@ def test_no_class_is_assembled_from_mixins(path):
         if isinstance(node, ast.ClassDef) and node.name.endswith("Mixin")
     ]
     assert not mixins, f"{module_name(path)} defines {mixins}"
-
-
-#: A subpackage a reader can hold in mind (the faces are public and exempt).
-MAX_MODULES = 13
-
-
-PRIVATE_PACKAGES = sorted(
-    p for p in SRC.iterdir() if p.name.startswith("_") and (p / "__init__.py").exists()
-)
-
-
-@pytest.mark.parametrize("package", PRIVATE_PACKAGES, ids=lambda p: p.name)
-def test_each_private_subpackage_stays_small(package):
-    modules = [p for p in package.glob("*.py") if p.name != "__init__.py"]
-    assert len(modules) <= MAX_MODULES, (
-        f"{package.name} holds {len(modules)} modules: split it along a docs/architecture.md line"
-    )
-
-
-#: A file a reader can hold in mind.
-MAX_LINES = 400
-
-
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p) or "toolreg")
-def test_no_module_is_over_400_lines(path):
-    lines = len(path.read_text(encoding="utf-8").splitlines())
-    assert lines <= MAX_LINES, f"{module_name(path)} has {lines} lines: split it by responsibility"

@@ -164,7 +164,7 @@ def _listen(args: argparse.Namespace, token: str | None) -> socket.socket:
     """The HTTP listening socket, bound before the tools load."""
     from toolreg._mcp_serve.http_guard import is_loopback_host
     from toolreg._mcp_serve.probes import READINESS_PATH
-    from toolreg._mcp_serve.server_http import bind
+    from toolreg._mcp_serve.server import bind
 
     host = args.host or DEFAULT_HOST
     port = DEFAULT_PORT if args.port is None else args.port
@@ -194,8 +194,7 @@ def _serve(
 ) -> int:
     import anyio
 
-    from toolreg._mcp_serve.server import ToolServer
-    from toolreg._mcp_serve.server_http import url_for
+    from toolreg._mcp_serve.server import ToolServer, url_for
 
     verbose = getattr(args, "verbose", False)
     _check_toolsets(args.toolset)
