@@ -30,10 +30,9 @@ from mcp.server.streamable_http import EventStore
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
-from .._contract.results import tool_error
+from .._contract.results import clip, tool_error
 from .._contract.tool_context import ProgressCallback
 from .._contract.version import __version__
-from .._dispatch.call_outcomes import unknown
 from .._mcp.convert import KEEP_STRUCTURED
 from .._registry.registry import ToolRegistry
 from .._schemas.definition_types import McpToolDefinition
@@ -55,8 +54,14 @@ POLL_INTERVAL = 0.5
 RECHECK_INTERVAL = 30.0
 #: Where the streamable HTTP transport answers.
 HTTP_PATH = "/mcp"
-#: How the registry's unknown-tool error starts: the cheap test before the exact one.
-_UNKNOWN = unknown("").removesuffix('"}')
+
+
+class NotOffered(LookupError):
+    """A call names a tool this server does not offer: unknown, unavailable or filtered out."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
 
 
 class _ToolregServer(Server[Any]):
@@ -196,10 +201,13 @@ class ToolServer:
     def dispatch(
         self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
     ) -> str | dict[str, Any]:
-        """``registry.dispatch`` for offered tools; the unknown-tool error for the rest."""
+        """``registry.dispatch`` for an offered tool; NotOffered for any other name.
+
+        The verdict comes from the registry before the call, never from the
+        result: a handler may return any text, the unknown-tool error's included.
+        """
         if not self.is_offered(name):
-            # The registry's own wording: a tool outside the set does not exist here.
-            return unknown(name)
+            raise NotOffered(name)
         keep = KEEP_STRUCTURED.set(True)  # a proxied MCP tool's structuredContent comes along
         try:
             return self.registry.dispatch(name, arguments, progress=progress)
@@ -237,10 +245,11 @@ class ToolServer:
                 )
         except ClientGone:  # nobody is left to read this answer
             result = tool_error("The client went away before the call started")
-        if type(result) is str and result.startswith(_UNKNOWN) and result == unknown(params.name):
+        except NotOffered as exc:
             # MCP lists a call to a tool the server does not have among the protocol
-            # errors; the model cannot fix that one by changing the arguments.
-            raise MCPError(types.INVALID_PARAMS, json.loads(result)["error"])
+            # errors; the model cannot fix that one by changing the arguments. A tool
+            # hidden or unavailable gets the words of one that does not exist.
+            raise MCPError(types.INVALID_PARAMS, clip(f"Unknown tool: {exc.name}")) from None
         return self.results.call_result(self.registry.get_entry(params.name), result)
 
     def _resumable(self, request: Any) -> bool:
