@@ -86,7 +86,12 @@ class _ToolregServer(Server[Any]):
 
 
 class ToolServer:
-    """One registry (all of it, or some toolsets) behind an MCP server."""
+    """One registry (all of it, or the tools of ``toolsets``) behind an MCP server.
+
+    ``serve_stdio()`` serves one client on stdin/stdout; ``serve_http(sock,
+    host)`` serves streamable HTTP on a socket from ``bind``; ``http_app(host)``
+    is the ASGI app alone. ``reload`` runs on SIGHUP, in a worker thread.
+    """
 
     def __init__(
         self,
@@ -238,19 +243,32 @@ class ToolServer:
                     # A client that can resume a broken stream has not gone away:
                     # the call goes on, and its answer waits in the event store.
                     None if self._resumable(request) else gone_event(request),
-                    self.dispatch,
+                    self._outcome,
                     params.name,
                     params.arguments or {},
                     progress,
                 )
         except ClientGone:  # nobody is left to read this answer
             result = tool_error("The client went away before the call started")
-        except NotOffered as exc:
+        if isinstance(result, NotOffered):
             # MCP lists a call to a tool the server does not have among the protocol
             # errors; the model cannot fix that one by changing the arguments. A tool
             # hidden or unavailable gets the words of one that does not exist.
-            raise MCPError(types.INVALID_PARAMS, clip(f"Unknown tool: {exc.name}")) from None
+            raise MCPError(types.INVALID_PARAMS, clip(f"Unknown tool: {result.name}"))
         return self.results.call_result(self.registry.get_entry(params.name), result)
+
+    def _outcome(
+        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None
+    ) -> str | dict[str, Any] | NotOffered:
+        """``dispatch``'s result, or its NotOffered as a value.
+
+        Returned, not raised: the calls' task groups would wrap an exception in
+        an ExceptionGroup on its way back to ``_call_tool``.
+        """
+        try:
+            return self.dispatch(name, arguments, progress)
+        except NotOffered as exc:
+            return exc
 
     def _resumable(self, request: Any) -> bool:
         return not self.stateless and resumable(request)
