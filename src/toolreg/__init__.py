@@ -17,6 +17,7 @@ from ._contract.version import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._authoring.decorator import tool
+    from ._contract.client_log import ClientLog, bound_client_log
     from ._contract.entry import ToolEntry, ToolOptions
     from ._contract.names import DefinitionFormat
     from ._contract.result_message_types import (
@@ -62,6 +63,7 @@ del TYPE_CHECKING
 _SOURCES = {
     "AnthropicToolDefinition": "._schemas.definition_types",
     "AnthropicToolResult": "._contract.result_message_types",
+    "ClientLog": "._contract.client_log",
     "Config": "._policy.config",
     "ConfigError": "._policy.config",
     "Decision": "._core.decision_record",
@@ -90,6 +92,7 @@ _SOURCES = {
     "apply_config": "._policy.apply_config",
     "current_context": "._contract.tool_context",
     "apply_toolset_config": "._policy.apply_config",
+    "bound_client_log": "._contract.client_log",
     "discover_builtin_tools": "._discovery.builtins",
     "enable_tracing": "._registry.tracing_switch",
     "get_cache_problems": "._discovery.cache_files",
@@ -121,6 +124,7 @@ _NEEDS_MCP = frozenset({"McpManager", "ReconnectPolicy"})
 __all__ = [
     "AnthropicToolDefinition",
     "AnthropicToolResult",
+    "ClientLog",
     "Config",
     "ConfigError",
     "Decision",
@@ -147,6 +151,7 @@ __all__ = [
     "__version__",
     "apply_config",
     "apply_toolset_config",
+    "bound_client_log",
     "current_context",
     "discover_builtin_tools",
     "enable_tracing",

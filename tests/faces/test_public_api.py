@@ -95,6 +95,12 @@ def test_star_import_works_with_no_extra_installed():
                 assert "toolreg-core[mcp]" in str(exc), exc
             else:
                 raise AssertionError(f"toolreg.{name} loaded without the MCP SDK")
+        try:
+            import toolreg.serve
+        except ImportError as exc:
+            assert "toolreg-core[mcp]" in str(exc), exc
+        else:
+            raise AssertionError("toolreg.serve loaded without the MCP SDK")
         """
     )
 

@@ -105,12 +105,12 @@ for _name in ("toolreg.dispatch", "toolreg.mcp"):
 
 
 class ToolContext:
-    """A tool call's line back to its caller; both methods are no-ops when nobody listens.
+    """A tool call's line back to its caller; its methods do nothing when nobody listens.
 
     ``report_progress`` reaches the ``progress=`` callback of ``dispatch`` (and
     a ``toolreg serve`` client's progress handler). ``log`` writes to the
     ``toolreg.tools.<name>`` logger, which ``toolreg serve`` forwards to the
-    client of the call.
+    client of the call; ``log_to_client`` writes to that client alone.
     """
 
     __slots__ = ("tool", "call_id", "_progress")
@@ -165,6 +165,17 @@ class ToolContext:
         """
         rank(level)
         log_for_tool(self.tool, self.call_id, level, message)
+
+    def log_to_client(self, level: str, message: str) -> bool:
+        """Send ``message`` at MCP ``level`` to the client of this call, and only there.
+
+        Returns whether it was queued: False outside a call made for a client
+        (``toolreg serve``'s, or one a host bound with ``bound_client_log``),
+        below the level the client asked for, or past the call's bound. Never
+        blocks. ValueError for a level that is not an MCP level.
+        """
+        logger = TOOL_LOGGERS if self.tool is None else f"{TOOL_LOGGERS}.{self.tool}"
+        return log_to_client(level, message, logger)
 
 
 def log_for_tool(
