@@ -15,14 +15,14 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from importlib import import_module
+from typing import Any, NoReturn
 
 from toolreg import stop_mcp
 
-from . import _gc_pause
+from . import _resume_collector
 from ._errors import EXIT_FAILURE, CliError
 from ._help import Epilog, HelpFormatter, Parser
 from ._logs import cli_logging
-from ._version import VersionAction
 
 # The definition formats of registry.get_definitions (toolreg._schemas.formats.FORMATS).
 FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp")
@@ -68,6 +68,46 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if command is None or name == command:
             add(sub, verbose)
     return parser
+
+
+class VersionAction(argparse.Action):
+    """``-V``: like argparse's ``version`` action, but the text is read only when asked for.
+
+    The packs' versions come from their metadata, found as the loader finds
+    them; none is imported, so ``-V`` runs no pack's code and works when one is broken.
+    """
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault(
+            "help", "print toolreg's and the installed tool packs' versions, then exit"
+        )
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        print(version_text())
+        parser.exit()
+
+
+def version_text() -> str:
+    """``toolreg X.Y.Z (...)`` and one line per installed tool pack."""
+    # Only -V pays for these: the parser is built on every command.
+    import platform
+
+    from toolreg import __version__
+
+    from .._discovery.dist_info import DISTRIBUTION
+    from .._discovery.entrypoints import find_packs
+
+    python = f"{platform.python_implementation()} {platform.python_version()}"
+    lines = [f"toolreg {__version__} ({DISTRIBUTION}, {python}, {sys.executable})"]
+    packs = find_packs()
+    if not packs:
+        lines.append("no tool packs installed (entry-point group toolreg.tools)")
+        return "\n".join(lines)
+    lines.append(f"tool packs ({len(packs)}):")
+    width = max(len(pack.plugin_id) for pack in packs)
+    lines += [f"  {pack.plugin_id.ljust(width)}  {pack.version or '?'}" for pack in packs]
+    return "\n".join(lines)
 
 
 def _mcp_switch() -> argparse.ArgumentParser:
@@ -259,7 +299,7 @@ def _run(args: argparse.Namespace) -> int:
         from ._commands import load
 
         load(args)
-    _gc_pause.resume()  # start-up is over: the command collects its own garbage
+    _resume_collector()  # start-up is over: the command collects its own garbage
     return run(args)  # type: ignore[no-any-return]
 
 
@@ -268,8 +308,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("._commands", "cmd_list"),
     "show": ("._commands", "cmd_show"),
     "call": ("._commands", "cmd_call"),
-    "doctor": ("._doctor", "cmd_doctor"),
-    "plugins": ("._plugin_commands", "cmd_plugins"),
+    "doctor": ("._commands", "cmd_doctor"),
+    "plugins": ("._commands", "cmd_plugins"),
     # loads built-ins and packs, starts no MCP server
     "config": ("._config_check", "cmd_config_check"),
     # loads the tools itself, with stdout guarded for stdio

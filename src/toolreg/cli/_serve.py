@@ -25,13 +25,11 @@ from toolreg import (
 
 from .._loaders.stdout_guard import fd1_to_stderr
 from .._mcp_serve import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN_ENV
-from ._commands import _did_you_mean, load
+from ._commands import _did_you_mean, load, state, workspace_warnings
 from ._definition_flags import definition_flags
-from ._doctor import workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 from ._help import Epilog, HelpFormatter
 from ._logs import quiet_loading
-from ._state import state
 
 if TYPE_CHECKING:
     import socket
