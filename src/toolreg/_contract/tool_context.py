@@ -1,19 +1,10 @@
 """What a running tool may tell its caller while it works: progress and log messages.
 
-A ``@tool`` function asks for a :class:`ToolContext` by annotating a parameter
-with it; a hand-written handler calls :func:`current_context`. Whoever runs a
-call with a listener (``dispatch(..., progress=callback)``, ``toolreg serve``
-for a client that sent a ``progressToken``), and every async call
-(``adispatch``, ``adispatch_many``), binds a :class:`CallScope` for the length
-of the call, in a ``ContextVar``: the handler's own thread, a worker that
-copied the caller's context (calls with a timeout) and an async handler's task
-all see it, and two calls on one event loop each see their own. Plain
-synchronous calls bind nothing and pay nothing.
-
-The records a tool logs through its context, and those of the ``toolreg``
-loggers that log on a call's behalf (``toolreg.dispatch``, ``toolreg.mcp``),
-carry the call as ``tool_name`` and ``tool_call_id`` (None outside a bound
-call).
+A tool gets its :class:`ToolContext` from ``@tool`` (an annotated parameter) or
+:func:`current_context`. Whoever runs a call with a listener, and every async
+call, binds a :class:`CallScope` for the call in a ``ContextVar``: the handler's
+thread, a worker that copied its context and an async handler's task all see
+it. Plain synchronous calls bind nothing and pay nothing.
 """
 
 from __future__ import annotations

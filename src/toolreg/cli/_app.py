@@ -1,10 +1,9 @@
-"""Argument parsing and the ``main`` entry point: turns every outcome into an exit code.
+"""Argument parsing and ``main``: every command line to an exit code.
 
-Each command's module is imported when that command runs, and a command line
-that starts with a command's name gets a parser holding that subcommand alone:
-``toolreg list --json`` pays for neither ``serve``'s arguments nor ``doctor``'s
-imports. Anything else (``--help``, options before the command, a mistyped
-command) gets the whole parser, so its help and errors list every command.
+A command line that starts with a command's name gets a parser holding that
+subcommand alone, and each command's module is imported when it runs, so
+``toolreg list`` pays for nothing of ``serve``. Anything else (``--help``, a
+mistyped command) gets the whole parser, so its help and errors list every command.
 """
 
 from __future__ import annotations
