@@ -48,7 +48,6 @@ OTHER_COMMANDS = tuple(
         "_serve",
         "_config_check",
         "_pip_commands",
-        "_completion",
         "_scaffold",
     )
 )

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 from toolreg import stop_mcp
 
 from . import _resume_collector
-from ._errors import EXIT_FAILURE, CliError
+from ._errors import EXIT_FAILURE, EXIT_OK, CliError
 from ._help import Epilog, HelpFormatter, Parser
 from ._logs import cli_logging
 
@@ -202,8 +202,6 @@ def _add_uninstall(sub: argparse._SubParsersAction, verbose: argparse.ArgumentPa
 
 
 def _add_completion(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
-    from ._completion import SHELLS
-
     p = sub.add_parser(
         "completion",
         parents=[verbose],
@@ -289,8 +287,6 @@ def _run(args: argparse.Namespace) -> int:
     if not hasattr(args, "config"):
         args.config = None
     if args.command == "completion":
-        from ._completion import cmd_completion
-
         return cmd_completion(args, build_parser())  # writes the script; loads no tools
     module, function = COMMANDS[args.command]
     run = getattr(import_module(module, __package__), function)
@@ -346,3 +342,37 @@ def _exit_code(exc: SystemExit) -> int:
         return exc.code
     print(exc.code, file=sys.stderr)  # SystemExit("message") means: print it, exit 1
     return EXIT_FAILURE
+
+
+# -- completion: a static script, generated from the parser by shtab (the ``completion`` extra);
+# it runs nothing of toolreg when the user presses TAB.
+
+SHELLS = ("bash", "zsh", "fish")
+SHTAB_MISSING = "toolreg completion needs shtab: pip install 'toolreg-core[completion]'"
+
+# Arguments that name a file or a directory, by dest: the shell offers paths for them.
+_FILE_DESTS = frozenset({"config", "path", "auth_token_file"})
+_DIRECTORY_DESTS = frozenset({"dir"})
+
+
+def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Print the completion script for ``args.shell``; loads no tools."""
+    try:
+        import shtab
+    except ImportError:
+        raise CliError(SHTAB_MISSING, EXIT_FAILURE) from None
+    _mark_paths(parser, shtab.FILE, shtab.DIRECTORY)
+    print(shtab.complete(parser, shell=args.shell))
+    return EXIT_OK
+
+
+def _mark_paths(parser: argparse.ArgumentParser, files: object, directories: object) -> None:
+    """Tell shtab which arguments take paths, in every subcommand's parser."""
+    for action in parser._actions:
+        if action.dest in _FILE_DESTS:
+            action.complete = files  # type: ignore[attr-defined]
+        elif action.dest in _DIRECTORY_DESTS:
+            action.complete = directories  # type: ignore[attr-defined]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                _mark_paths(sub, files, directories)
