@@ -45,8 +45,9 @@ anyio.run(lambda: server.serve_http(sock, "127.0.0.1"))
 def test_an_embedded_server_offers_its_registry_to_an_mcp_client(tmp_path: Path) -> None:
     script = tmp_path / "embed.py"
     script.write_text(EMBEDDER)
+    log = (tmp_path / "stderr.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=log, text=True
     )
     try:
         assert proc.stdout is not None
@@ -69,3 +70,5 @@ def test_an_embedded_server_offers_its_registry_to_an_mcp_client(tmp_path: Path)
         assert logged == [("notice", "echoing hi", "toolreg.tools.echo")]
     finally:
         stop_process(proc)
+        log.close()
+        print((tmp_path / "stderr.log").read_text())  # shown when the test fails
