@@ -77,13 +77,12 @@ $(DEMO_STAMP): pyproject.toml $(wildcard example_plugins/*/pyproject.toml) $(BIN
 	$(PIP) install -e . $(DEMO_PACKS)
 	touch $@
 
-# toolreg-speedups (dispatch's hot path in C) needs a C compiler; without one,
-# dispatch stays in Python and the compiled dispatch's tests skip, saying why
-# (CI sets TOOLREG_REQUIRE_EXTENSIONS, so there they fail instead).
-$(DEV_STAMP): pyproject.toml speedups/pyproject.toml $(wildcard speedups/src/toolreg_speedups/*.[ch]) $(BIN)/pip
+# toolreg-speedups, the C extension of earlier versions, is gone: a venv that still
+# has it installed would carry dead weight, so it is removed.
+$(DEV_STAMP): pyproject.toml $(BIN)/pip
 	$(RENAMED)
+	$(PIP) uninstall --yes --quiet toolreg-speedups 2>/dev/null || true
 	$(PIP) install -e '.[dev]'
-	$(PIP) install ./speedups || echo "toolreg-speedups was not built (no C compiler?): dispatch stays in Python"
 	touch $@
 
 clean:

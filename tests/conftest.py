@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -127,79 +126,6 @@ class ExplodingKey(str):
 
     def __eq__(self, other: object) -> bool:
         raise RuntimeError("eq exploded")
-
-
-def compiled_module_or_skip() -> Any:
-    """toolreg_speedups._hot; where it is not installed, the calling test module is skipped."""
-    try:
-        from toolreg_speedups import _hot
-    except ImportError:
-        if os.environ.get("TOOLREG_REQUIRE_EXTENSIONS"):
-            raise  # CI builds it: a missing build must fail there, not skip
-        pytest.skip(
-            "toolreg-speedups is not installed (make dev builds it when a C compiler is there)",
-            allow_module_level=True,
-        )
-    return _hot
-
-
-def outputs_with_and_without_extensions(script: str, parts: int = 3) -> list[list[str]]:
-    """What ``python -c script`` prints, split in ``parts`` at spaces: with
-    toolreg-speedups in use, then with TOOLREG_NO_EXTENSIONS set."""
-    outputs = []
-    for disabled in (False, True):
-        env = {k: v for k, v in os.environ.items() if k != "TOOLREG_NO_EXTENSIONS"}
-        if disabled:
-            env["TOOLREG_NO_EXTENSIONS"] = "1"
-        done = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        outputs.append(done.stdout.split(" ", parts - 1))
-    return outputs
-
-
-@pytest.fixture
-def python_registration_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Registration without its compiled parts (the pre-check, and the entry maker
-    that runs it): the Python checks and caches alone."""
-    from toolreg._contract import schema_checks
-    from toolreg._registry import entry_making
-
-    monkeypatch.setattr(schema_checks, "_precheck", None)
-    monkeypatch.setattr(entry_making, "_maker", None)  # for registries yet to write
-
-
-def compiled_path_settings(max_examples: int) -> Any:
-    """Hypothesis settings for the properties that hold a compiled part to its Python
-    reference: no deadline (the machine is shared: no timing in tests), big generated
-    schemas allowed, and a function-scoped fixture (a switch, the same for every example)."""
-    from hypothesis import HealthCheck, settings
-
-    return settings(
-        max_examples=max_examples,
-        deadline=None,
-        suppress_health_check=[
-            HealthCheck.too_slow,
-            HealthCheck.data_too_large,
-            HealthCheck.function_scoped_fixture,
-        ],
-    )
-
-
-@pytest.fixture(params=["switch", "free-threaded", "other ABI"])
-def extension_refused(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each reason toolreg-speedups may not be used, in turn; the reason's name."""
-    from toolreg import _extension
-
-    if request.param == "switch":
-        monkeypatch.setenv(_extension.DISABLE_ENV, "1")
-    elif request.param == "free-threaded":
-        # No free-threaded build here: the interpreter's own answer is what is stood in for.
-        monkeypatch.setattr(sys, "_is_gil_enabled", lambda: False, raising=False)
-    else:
-        monkeypatch.setattr(_extension, "ABI", _extension.ABI + 1)
-    return str(request.param)
 
 
 def validator_accepts(validate: Callable[[Any], Any], value: Any) -> bool:

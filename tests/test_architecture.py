@@ -16,8 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "toolreg"
 
 #: Bottom to top. A module may import its own layer and the ones below it.
 LAYERS = (
-    # side by side: the hook contract (pluggy only); whether the compiled module may be used
-    ("hookspecs", "_extension"),
+    ("hookspecs",),  # the hook contract: pluggy only
     ("_contract",),
     ("_schemas",),
     ("_authoring",),
@@ -155,3 +154,22 @@ def test_no_class_is_assembled_from_mixins(path):
         if isinstance(node, ast.ClassDef) and node.name.endswith("Mixin")
     ]
     assert not mixins, f"{module_name(path)} defines {mixins}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in MODULES if "_registry" not in p.relative_to(SRC).parts],
+    ids=lambda p: module_name(p) or "toolreg",
+)
+def test_no_module_above_the_registry_reaches_its_private_parts(path):
+    """Host-only actions go through ``_registry/host_only.py``, the one internal protocol."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    reached = sorted(
+        ast.unparse(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and ast.unparse(node.value).split(".")[-1] in {"registry", "reg", "_registry"}
+    )
+    assert not reached, f"toolreg.{module_name(path)} reaches into a registry: {reached}"

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ._contract.result_messages import tool_result_message
     from ._contract.results import is_tool_error, tool_error, tool_result
     from ._contract.tool_context import ToolContext, current_context
-    from ._core.decision_record import Decision
+    from ._core.decisions import Decision
     from ._core.plugin_policy import PluginPolicy
     from ._discovery.builtins import discover_builtin_tools, get_discovery_failures
     from ._discovery.cache_files import get_cache_problems
@@ -66,7 +66,7 @@ _SOURCES = {
     "ClientLog": "._contract.client_log",
     "Config": "._policy.config",
     "ConfigError": "._policy.config",
-    "Decision": "._core.decision_record",
+    "Decision": "._core.decisions",
     "DefinitionFormat": "._contract.names",
     "DispatchHooks": "._dispatch.dispatch",
     "GeminiFunctionDeclaration": "._schemas.definition_types",

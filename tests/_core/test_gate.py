@@ -207,9 +207,8 @@ def _spec(name, handler):
     return {"name": name, "toolset": "batch", "schema": schema(name), "handler": handler}
 
 
-def test_a_packs_plain_specs_made_in_c_are_judged_like_each_register(builtin, pack):
-    """Specs of exactly name, toolset, schema and handler (made in C when toolreg-speedups
-    is installed, staged without a register call) meet the same gate."""
+def test_a_packs_plain_specs_are_judged_like_each_register(builtin, pack):
+    """Specs of exactly name, toolset, schema and handler meet the same gate."""
     reg = builtin
     reg.register_plugin_override_policy(
         "gate_pack", False, plugin_id="toolreg-gate", tool_patterns=("gate_*", "terminal")
@@ -351,6 +350,25 @@ def test_host_actions_are_refused_to_packs_even_with_consent(
 
 
 # -- aliases -----------------------------------------------------------------------------
+
+
+def test_replace_toolset_refreshes_names_it_holds_only_for_host_code(builtin, pack):
+    """The refresh rule is the gate's: host code swapping a toolset keeps its names;
+    a pack's swap of the host's toolset is judged like any register, and refused."""
+    from toolreg import ToolEntry
+
+    reg = builtin
+    reg.register_plugin_override_policy("gate_pack", False, plugin_id="toolreg-gate")
+    pack.call(reg.register, "packed", "shared", schema("packed"), pack.handler)
+    assert reg.get_owner("packed") == "toolreg-gate"
+    fresh = ToolEntry("packed", "shared", schema("packed"), lambda args: "host again")
+    assert reg.replace_toolset("shared", [fresh]) == ["packed"]
+    assert reg.dispatch("packed", {}) == "host again" and reg.decisions()[-1].action == "replaced"
+    taken = ToolEntry("terminal", "terminal", schema("terminal"), pack.handler)
+    with pytest.raises(PermissionError, match="may not remove tool 'terminal'"):
+        pack.call(reg.replace_toolset, "terminal", [taken])
+    assert reg.dispatch("terminal", {}) == "host" and reg.get_owner("terminal") == "host"
+    assert reg.decisions()[-2].action == "rejected", "the gate judged the pack's entry"
 
 
 def test_an_alias_may_not_hide_a_toolset_or_take_an_mcp_name(builtin):

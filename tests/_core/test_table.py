@@ -186,9 +186,7 @@ def test_a_schema_checked_by_content_is_not_trusted_for_other_types(reg):
         reg.register("w", "ts", bad, ok)
 
 
-def test_parameters_built_alike_are_checked_once_shared_or_not(
-    reg, monkeypatch, python_registration_checks
-):
+def test_parameters_built_alike_are_checked_once_shared_or_not(reg, monkeypatch):
     from toolreg._contract import schema_checks
 
     checked = []
@@ -219,6 +217,23 @@ def test_a_checked_schema_changed_afterwards_is_checked_again_as_a_new_dict(reg)
     copied = {"parameters": {"type": "object", "properties": {"p": "not a schema"}}}
     with pytest.raises(ValueError, match="'u'.*properties.p"):
         reg.register("u", "ts", copied, ok)
+
+
+def test_the_same_schema_dict_changed_after_registering_is_checked_again(reg):
+    """No check is skipped by identity: the dict that passed, broken in place, is refused."""
+    schema = {"parameters": {"type": "object", "properties": {"p": {"type": "string"}}}}
+    reg.register("t", "ts", schema, ok)
+    schema["parameters"]["properties"]["p"] = "not a schema"
+    with pytest.raises(ValueError, match="'t'.*properties.p' must be a dict"):
+        reg.register("t", "ts", schema, ok)
+    schema["parameters"]["properties"]["p"] = {"default": b"bytes"}
+    with pytest.raises(ValueError, match="'t'.*JSON-serialisable"):
+        reg.register("t", "ts", schema, ok)
+    schema["description"] = 42
+    schema["parameters"]["properties"]["p"] = {"type": "string"}
+    with pytest.raises(ValueError, match="'t'.*'description' must be a string"):
+        reg.register("t", "ts", schema, ok)
+    assert reg.get_entry("t").schema is schema and reg.generation == 1, "refusals changed nothing"
 
 
 def test_a_value_json_cannot_encode_is_refused_every_time(reg):

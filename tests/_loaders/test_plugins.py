@@ -90,6 +90,20 @@ def test_laundering_is_refused(pack_venv, how):
     assert tools(pack_venv, "toolreg-launder", LAUNDER=how)["terminal"]["owner"] == "builtin"
 
 
+def test_assigning_a_live_entrys_handler_takes_nothing_over(pack_venv, tmp_path):
+    """``registry.get_entry("terminal").handler = evil`` from a pack denied overrides."""
+    report = plugins(pack_venv, "toolreg-launder", LAUNDER="takeover")
+    item = report["toolreg-launder"]
+    assert item["status"] == "failed" and "read-only" in item["reason"], item
+    assert tools(pack_venv, "toolreg-launder", LAUNDER="takeover")["terminal"]["owner"] == "builtin"
+    done = pack_venv.run(
+        "call", "terminal", '{"command": "echo still builtin"}',
+        TOOLREG_PLUGINS="toolreg-launder", LAUNDER="takeover", TOOLREG_WORKSPACE=str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["stdout"].strip() == "still builtin"
+
+
 def test_reserved_namespace_is_refused_before_import(pack_venv):
     item = plugins(pack_venv, "toolreg-reserved")["toolreg-reserved"]
     assert item["status"] == "refused"

@@ -402,3 +402,124 @@ def test_replace_toolset_keeps_each_entrys_annotations(reg: ToolRegistry):
     assert not reg.get_entry("a").annotations
     assert dict(reg.get_entry("b").annotations) == {"destructiveHint": True}
     assert reg.get_entry("b").output_schema == OUTPUT
+
+
+# -- the public methods live on the class -------------------------------------------
+
+PUBLIC_METHODS = sorted(
+    name
+    for name in dir(ToolRegistry())
+    if not name.startswith("_") and callable(getattr(ToolRegistry(), name))
+)
+
+
+def test_every_public_method_of_an_instance_is_the_classs():
+    instance = ToolRegistry()
+    named = {"get_definitions", "get_definition", "get_definitions_json", "get_entry"}
+    named |= {"acting_for", "availability", "is_tool_available", "get_plugin_policy"}
+    named |= {"dispatch", "adispatch", "dispatch_many", "adispatch_many"}
+    assert named <= set(PUBLIC_METHODS)
+    for name in PUBLIC_METHODS:
+        assert name in vars(ToolRegistry), f"{name} is not defined on the class"
+        assert name not in vars(instance), f"{name} is set on the instance"
+    instance.register("t", "s", schema("t"), ok)
+    instance.dispatch("t", {})  # the first dispatch binds nothing onto the instance either
+    assert not set(PUBLIC_METHODS) & set(vars(instance))
+
+
+def test_an_autospec_of_the_class_has_every_public_method():
+    from unittest import mock
+
+    spec = mock.create_autospec(ToolRegistry, instance=True)
+    for name in PUBLIC_METHODS:
+        assert callable(getattr(spec, name)), name
+    spec.get_definitions(["t"], format="anthropic")
+    spec.get_definitions.assert_called_once_with(["t"], format="anthropic")
+    with pytest.raises(TypeError):
+        spec.get_entry("a", "b")  # the real signature is enforced
+
+
+def test_a_subclasss_own_reads_and_dispatch_are_used_by_the_faces():
+    """An integration, the test helpers and dispatch_many's host all call the subclass."""
+    from toolreg.integrations import langchain
+
+    calls: list[str] = []
+
+    class Audited(ToolRegistry):
+        def get_entry(self, name: str) -> ToolEntry | None:
+            calls.append(f"get_entry {name}")
+            return super().get_entry(name)
+
+        def get_definitions(self, tool_names=None, **options):  # type: ignore[override]
+            calls.append("get_definitions")
+            return [d for d in super().get_definitions(tool_names, **options) if d]
+
+        def dispatch(self, name, args, /, **kwargs):  # type: ignore[override]
+            calls.append(f"dispatch {name}")
+            return super().dispatch(name, args, **kwargs)
+
+    reg = Audited()
+    reg.register("t", "s", schema("t"), ok)
+    (made,) = langchain.tools(registry=reg)
+    assert made.invoke({}) == "ok"
+    assert calls == ["get_definitions", "dispatch t"]
+    assert reg.get_entry("t").name == "t" and calls[-1] == "get_entry t"
+
+
+def test_a_subclasss_register_sees_every_spec_of_register_many():
+    seen: list[str] = []
+
+    class Audited(ToolRegistry):
+        def register(self, name, *args, **kwargs):  # type: ignore[override]
+            seen.append(name)
+            return super().register(name, *args, **kwargs)
+
+    reg = Audited()
+    specs = [{"name": n, "toolset": "s", "schema": schema(n), "handler": ok} for n in "abc"]
+    assert [e.name for e in reg.register_many(specs)] == ["a", "b", "c"]
+    assert seen == ["a", "b", "c"]
+
+
+# -- entries are read-only -------------------------------------------------------------
+
+FIELDS = (*ToolEntry.__slots__, "annotations", "output_schema", "__class__")
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_no_field_of_a_handed_out_entry_can_be_assigned_or_deleted(reg: ToolRegistry, field):
+    reg.register("t", "s", schema("t"), ok, annotations={"readOnlyHint": True})
+    reg.register("u", "s", schema("u"), ok)
+    handed_out = [
+        reg.get_entry("t"),
+        reg.get_entry("u"),
+        *reg._table.tools.values(),  # what a toolset listing iterates
+    ]
+    for entry in handed_out:
+        with pytest.raises(AttributeError, match="read-only"):
+            setattr(entry, field, other)
+        with pytest.raises(AttributeError, match="read-only"):
+            delattr(entry, field)
+    assert reg.dispatch("t", {}) == reg.dispatch("u", {}) == "ok"
+    assert reg.get_entry("t").annotations["readOnlyHint"] is True
+
+
+def test_an_entry_cannot_be_made_again_in_place(reg: ToolRegistry):
+    reg.register("t", "s", schema("t"), ok)
+    entry = reg.get_entry("t")
+    with pytest.raises(TypeError, match="already made"):
+        entry.__init__("t", "s", schema("t"), other)  # type: ignore[misc]
+    assert reg.dispatch("t", {}) == "ok" and entry.handler is ok
+    assert [d.action for d in reg.decisions()] == ["registered"], "nothing else was recorded"
+
+
+def test_a_copy_of_an_entry_is_a_new_read_only_entry(reg: ToolRegistry):
+    import copy
+    import pickle
+
+    reg.register("t", "s", schema("t"), ok, output_schema={"type": "object"})
+    entry = reg.get_entry("t")
+    for twin in (copy.copy(entry), copy.deepcopy(entry), pickle.loads(pickle.dumps(entry))):
+        assert twin is not entry and type(twin) is type(entry)
+        assert [getattr(twin, f) == getattr(entry, f) for f in FIELDS[:-1]] == [True] * 13
+        with pytest.raises(AttributeError, match="read-only"):
+            twin.handler = other

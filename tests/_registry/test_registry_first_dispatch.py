@@ -1,8 +1,8 @@
 """The dispatcher is made on first use: what was written and set before it still holds.
 
 A registry that is only listed (``toolreg list``) never imports the dispatch
-layer, so ``dispatch`` and its kin start as forwarding methods that make the
-dispatcher. These tests try to see a registry where that shows: a write or a
+layer, so ``dispatch`` and its kin make the dispatcher on their first call.
+These tests try to see a registry where that shows: a write or a
 setting made before the dispatcher existed and lost, two dispatchers, or a
 plan that outlives a write.
 """
@@ -56,16 +56,14 @@ def test_the_first_dispatch_sees_every_write_made_before_it(reg: ToolRegistry):
     assert reg._dispatch.made is None, "writes alone make no dispatcher"
     assert reg.dispatch("t", {}) == "new"
     assert "Unknown tool" in reg.dispatch("gone", {})
-    # From now on dispatch is the dispatcher's own bound method, or the compiled
-    # dispatch over it (toolreg-speedups): no frame in between.
-    assert python_dispatch(reg).__self__ is reg._dispatcher
-    assert reg.adispatch.__self__ is reg._dispatcher
+    made = reg._dispatch.made
+    assert made is not None and reg._dispatcher is made[0]
     reg.register("t", "s", schema("t"), returns("newer"))
     assert reg.dispatch("t", {}) == "newer", "a plan made after the build is forgotten too"
 
 
 def test_a_dispatch_kept_from_before_the_first_follows_every_write(reg: ToolRegistry):
-    dispatch, dispatch_many = reg.dispatch, reg.dispatch_many  # the forwarding methods
+    dispatch, dispatch_many = reg.dispatch, reg.dispatch_many  # bound before the first call
     reg.register("t", "s", schema("t"), returns("old"))
     assert dispatch("t", {}) == "old"
     assert dispatch_many([("t", {})]) == ["old"]
@@ -134,11 +132,6 @@ def run_together(*targets: Any) -> None:
         thread.join()
 
 
-def python_dispatch(reg: ToolRegistry) -> Any:
-    """``reg.dispatch``, or the Python dispatch the compiled one defers to."""
-    return getattr(reg.dispatch, "slow", reg.dispatch)
-
-
 def first_dispatches_at_once(threads: int) -> ToolRegistry:
     reg = ToolRegistry()
     reg.register("t", "s", schema("t"), returns("old"))
@@ -149,14 +142,14 @@ def first_dispatches_at_once(threads: int) -> ToolRegistry:
 
 
 def test_two_threads_making_the_first_dispatch_at_once_make_one_dispatcher():
-    """Two dispatchers would leave ``dispatch`` bound to one the writes never reach."""
+    """Two dispatchers would leave one that the writes never reach."""
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
     try:
         for _ in range(200):
             reg = first_dispatches_at_once(4)
-            assert python_dispatch(reg).__self__ is reg._dispatcher
-            assert reg.dispatch_many.__self__ is reg._batches
+            made = reg._dispatch.made
+            assert made is not None and (reg._dispatcher, reg._batches) == made
             reg.register("t", "s", schema("t"), returns("new"))
             assert reg.dispatch("t", {}) == "new"
             assert reg.dispatch_many([("t", {})]) == ["new"]

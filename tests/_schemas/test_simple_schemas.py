@@ -382,3 +382,19 @@ def test_no_schema_text_reaches_the_generated_code():
     assert accepts is not None
     assert accepts({hostile: hostile}) is True
     assert accepts({hostile: "x"}) is False
+
+
+def test_generated_code_shows_its_lines_in_a_traceback():
+    """A fast call's generated source is in linecache, so a traceback quotes it."""
+    import traceback
+
+    from toolreg._schemas.simple_schemas import compiled_maker
+
+    source = "def make():\n    def boom():\n        raise ValueError('from generated code')\n    return boom\n"
+    boom = compiled_maker(source, "test")()
+    try:
+        boom()
+    except ValueError as exc:
+        text = "".join(traceback.format_exception(exc))
+    assert "raise ValueError('from generated code')" in text
+    assert "<toolreg test " in text

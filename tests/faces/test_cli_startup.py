@@ -62,17 +62,18 @@ NOT_FOR_LISTING = (
     *NOT_WITHOUT_PACKS,
     *OTHER_COMMANDS,
     *("docstring_parser", "shutil", "numbers", "math"),
-    *("toolreg._core.decision_record", "toolreg._core.plugin_policy"),
+    "toolreg._core.plugin_policy",
     *("fastjsonschema", "regex", "zoneinfo", "uuid", "decimal", "pathlib", "urllib.parse"),
     *("toolreg._dispatch", "concurrent.futures", "queue", "asyncio"),
     *("toolreg._schemas.validation", "toolreg._schemas.simple_schemas"),
 )
 
 #: Dataclasses a listing may still define (each costs about half a millisecond to
-#: create): a loaded pack's outcome, which lives with the report every load makes.
-#: ``Decision`` and ``PluginPolicy`` are defined only when a decision is read or a
-#: plugin bound (their modules are in NOT_FOR_LISTING).
-LISTING_DATACLASSES = {"PluginOutcome"}
+#: create): a loaded pack's outcome, which lives with the report every load makes,
+#: and a registration ``Decision``, which lives with the log every registry keeps.
+#: ``PluginPolicy`` is defined only when a plugin is bound (its module is in
+#: NOT_FOR_LISTING).
+LISTING_DATACLASSES = {"PluginOutcome", "Decision"}
 
 SCRIPT = """
 import dataclasses, io, json, sys

@@ -34,6 +34,11 @@ class ToolEntry:
     neither pays nothing for them. Given either, the constructor makes the
     entry a ``DescribedToolEntry``, the one subclass that stores them.
     ValueError, naming the tool, for malformed ones.
+
+    Read-only once made: assigning or deleting a field, or running
+    ``__init__`` again, raises. An entry the registry hands out is the one
+    dispatch runs, so a change to a tool must be a new registration, which
+    the gate judges and records.
     """
 
     __slots__ = (
@@ -79,33 +84,60 @@ class ToolEntry:
         annotations: Mapping[str, Any] | None = None,
         output_schema: dict[str, Any] | None = None,
     ) -> None:
-        # toolreg-speedups' entry.c fills these same slots for a plain registration:
-        # a change here is a change there (tests/_registry/test_entry_making.py compares).
-        self.name = name
-        self.toolset = toolset
-        self.schema = schema
-        self.handler = handler
-        self.check_fn = check_fn
+        if hasattr(self, "name"):
+            raise TypeError(f"{self!r} is already made; register the tool again to change it")
+        put = object.__setattr__
+        put(self, "name", name)
+        put(self, "toolset", toolset)
+        put(self, "schema", schema)
+        put(self, "handler", handler)
+        put(self, "check_fn", check_fn)
         if requires_env is None:
-            self.requires_env = ()
+            put(self, "requires_env", ())
         elif isinstance(requires_env, str):
             # A lone string is one variable's name, not a sequence of one-letter ones.
-            self.requires_env = (requires_env,)
+            put(self, "requires_env", (requires_env,))
         else:
-            self.requires_env = tuple(requires_env)
-        self.is_async = is_async
-        self.description = description or schema.get("description", "") or ""
-        self.emoji = emoji
-        self.max_result_size_chars = max_result_size_chars
-        self.dynamic_schema_overrides = dynamic_schema_overrides
+            put(self, "requires_env", tuple(requires_env))
+        put(self, "is_async", is_async)
+        put(self, "description", description or schema.get("description", "") or "")
+        put(self, "emoji", emoji)
+        put(self, "max_result_size_chars", max_result_size_chars)
+        put(self, "dynamic_schema_overrides", dynamic_schema_overrides)
         if annotations is not None or output_schema is not None:
-            self.annotations = tool_annotations(name, annotations)
+            put(self, "annotations", tool_annotations(name, annotations))
             if output_schema is not None:
                 check_output_schema(name, output_schema)
-            self.output_schema = output_schema
+            put(self, "output_schema", output_schema)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy and pickle make a new entry through __init__, as register would.
+        described = type(self) is not ToolEntry
+        # fmt: off
+        return (ToolEntry, (
+            self.name, self.toolset, self.schema, self.handler, self.check_fn, self.requires_env,
+            self.is_async, self.description, self.emoji, self.max_result_size_chars,
+            self.dynamic_schema_overrides, dict(self.annotations) if described else None,
+            self.output_schema,
+        ))
+        # fmt: on
+
+    def __setattr__(self, field: str, value: Any) -> None:
+        raise AttributeError(_read_only(self, field))
+
+    def __delattr__(self, field: str) -> None:
+        raise AttributeError(_read_only(self, field))
 
     def __repr__(self) -> str:
         return f"ToolEntry(name={self.name!r}, toolset={self.toolset!r})"
+
+
+def _read_only(entry: ToolEntry, field: str) -> str:
+    name = getattr(entry, "name", "?")
+    return (
+        f"ToolEntry {name!r} is read-only (cannot change {field!r}): "
+        "register the tool again to change it"
+    )
 
 
 class DescribedToolEntry(ToolEntry):
@@ -135,30 +167,3 @@ def make_options(name: str, validate: bool, timeout: float | None) -> ToolOption
     if validate and timeout is None:
         return DEFAULT_OPTIONS
     return ToolOptions(validate=bool(validate), timeout=timeout)
-
-
-def compiled_entry_maker() -> Callable[..., ToolEntry | None] | None:
-    """toolreg-speedups' ``EntryMaker`` for ToolEntry, or None when it is not there or
-    may not be used (``toolreg/_extension.py``).
-
-    Called with ``register``'s arguments in order, it returns the entry of a
-    registration that leaves every argument after ``handler`` at its default and
-    that the register-time checks certainly accept, filled as ``__init__`` fills
-    it; None for any other (the Python path makes that one). ``.from_spec(spec)``
-    does the same for a ``register_many`` spec of exactly name, toolset, schema
-    and handler.
-    """
-    from .._extension import compiled_module
-
-    hot = compiled_module()
-    if hot is None:
-        return None
-    try:
-        return hot.EntryMaker(ToolEntry, ToolEntry.__slots__)  # type: ignore[no-any-return]
-    except TypeError:  # a ToolEntry whose slots the C code does not know: a bug, not fatal
-        import logging
-
-        logging.getLogger("toolreg.speedups").exception(
-            "toolreg-speedups cannot make ToolEntry: entries are made in Python"
-        )
-        return None

@@ -2,14 +2,9 @@
 
 A bad schema is the tool author's bug; catching it at ``register`` time, with
 the tool's name in the message, beats a provider rejecting the whole request
-mid-conversation.
-
-With toolreg-speedups installed (and usable: ``toolreg/_extension.py``), a
-registration goes first to its compiled pre-check, ``plain_registration``
-(registration.c), which answers True only for one these checks certainly
-accept (exact types, plain JSON, no ``$ref``, shallow): then nothing more is
-checked or cached. Anything else takes the checks below, which give the
-verdict and the message.
+mid-conversation. Every registration is checked: the only caches are keyed
+by the content they vouch for (an exact ``str`` name, the encoded
+``parameters``), never by an object's identity.
 """
 
 from __future__ import annotations
@@ -23,14 +18,6 @@ from .names import check_tool_name, is_tool_name
 from .schema_limits import check_validatable
 
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
-
-#: Schema dicts that passed, by identity, so registering one again (a reload, a
-#: refresh, many tools sharing it) skips the walk. Holding each dict keeps its
-#: id from being reused by another. toolreg keeps the caller's dict, not a copy,
-#: so a change made to it after registering is never checked here, cached or
-#: not; validation re-checks its limits when it compiles.
-_PASSED: dict[int, dict[str, Any]] = {}
-_PASSED_LIMIT = 4096
 
 #: Names that passed, so a tool registered again skips the character scan. Only
 #: exact ``str`` is looked up: a subclass could claim to equal a name that passed.
@@ -47,26 +34,8 @@ _KEY_LIMIT = 8192  # bytes; a bigger schema is checked in full, not kept
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
-def _load_precheck(name: Any, toolset: Any, schema: Any, handler: Any) -> bool:
-    """The first check's pre-check: binds the compiled one (or None), then asks it."""
-    global _precheck
-    from .._extension import compiled_module  # with the first check, not at import
-
-    hot = compiled_module()
-    _precheck = None if hot is None else hot.plain_registration
-    return _precheck is not None and _precheck(name, toolset, schema, handler)
-
-
-#: True only for a registration the checks below certainly accept; None when
-#: toolreg-speedups is not there or may not be used. Found by the first check.
-_precheck: Callable[[Any, Any, Any, Any], bool] | None = _load_precheck
-
-
 def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> None:
     """Raise ValueError, naming the tool, when a registration is malformed."""
-    precheck = _precheck
-    if precheck is not None and precheck(name, toolset, schema, handler):
-        return  # certainly well formed: the caches below need not hold it
     if type(name) is not str or name not in _NAMES_PASSED:
         if type(name) is not str or not is_tool_name(name):
             check_tool_name(name)  # the rule's own message; a str subclass takes the long way
@@ -83,8 +52,6 @@ def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> No
     declared = schema.get("name")
     if declared is not None and declared != name:
         raise ValueError(f"Tool {name!r}: schema names a different tool, {declared!r}")
-    if _PASSED.get(id(schema)) is schema:
-        return
     description = schema.get("description")
     if description is not None and not isinstance(description, str):
         raise ValueError(f"Tool {name!r}: schema 'description' must be a string")
@@ -95,9 +62,6 @@ def check_registration(name: Any, toolset: Any, schema: Any, handler: Any) -> No
             rest = {key: value for key, value in schema.items() if key != "parameters"}
             _check_json(name, rest, "schema")
             break
-    if len(_PASSED) >= _PASSED_LIMIT:
-        _PASSED.clear()
-    _PASSED[id(schema)] = schema
 
 
 def content_key(value: Any) -> bytes | None:

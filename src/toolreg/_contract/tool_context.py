@@ -89,10 +89,21 @@ class CallRecordFilter(logging.Filter):
         return True
 
 
-# The loggers that write on a call's behalf; a logger's filter sees only its own
-# records, so each gets one (a tool's own records carry the call as extras).
-for _name in ("toolreg.dispatch", "toolreg.mcp"):
-    logging.getLogger(_name).addFilter(CallRecordFilter())
+_stamping = False
+
+
+def stamp_call_records() -> None:
+    """Give the loggers that write on a call's behalf (``toolreg.dispatch``,
+    ``toolreg.mcp``) the call stamp; once. Called by what runs calls (the
+    dispatcher, the MCP manager), not on import: importing changes nothing."""
+    global _stamping
+    if _stamping:
+        return
+    _stamping = True
+    # A logger's filter sees only its own records, so each gets one (a tool's
+    # own records carry the call as extras).
+    for name in ("toolreg.dispatch", "toolreg.mcp"):
+        logging.getLogger(name).addFilter(CallRecordFilter())
 
 
 class ToolContext:

@@ -17,8 +17,8 @@ from types import FrameType, FunctionType
 from typing import TYPE_CHECKING, NoReturn
 
 from .._contract.entry import Handler
-from .._contract.names import BUILTIN_NAMESPACE, MCP_PREFIX
-from .decisions import DecisionLog
+from .._contract.names import MCP_PREFIX
+from .decisions import Decision, DecisionLog
 from .gate import judge_host_action
 from .ownership import (
     BUILTIN_LABEL,
@@ -32,20 +32,15 @@ from .ownership import (
 )
 
 if TYPE_CHECKING:
-    from .decision_record import Decision
     from .plugin_policy import PluginPolicy
 
 logger = logging.getLogger("toolreg.registry")
 
-#: The host's Owner, shared by every host write (``reload.c`` compares it by identity).
+#: The host's Owner, shared by every host write.
 HOST = Owner(HOST_LABEL)
 _BUILTIN = Owner(BUILTIN_LABEL)
-_HOST_WRITE: tuple[Owner, Sequence[PluginPolicy]] = (HOST, ())
 _OWNERS_LIMIT = 1024
 _getframe = sys._getframe
-# CO_GENERATOR, CO_COROUTINE and CO_ASYNC_GENERATOR (inspect's flags): code whose
-# frame is suspended and resumed, each time from whatever stack resumes it.
-_RESUMABLE = 0x20 | 0x80 | 0x200
 
 #: Returns the listener to tell of a refusal, or None once it is gone (a weak reference).
 RefusalListener = Callable[[], "Callable[[Decision], None] | None"]
@@ -79,10 +74,6 @@ class Callers:
         #: after loading (a hook's, at call time). Weak: a host may be dropped.
         self.refusal_listener: RefusalListener | None = None
         self._owners: dict[tuple[str, PluginPolicy | None], Owner] = {}
-        # The last clear stack's frames (see builtin_on_stack).
-        self._clear: tuple[FrameType | None, FrameType | None] = (None, None)
-        # The last host write owner_for worked out (see there); it holds a frame.
-        self._host_write: tuple[FrameType, Handler, str, str] | None = None
 
     def bind(
         self,
@@ -141,8 +132,6 @@ class Callers:
 
     def refuse(self, policy: PluginPolicy, reason: str, tool: str = "") -> NoReturn:
         """Record a refusal under the plugin's id, tell the listener, raise PermissionError."""
-        from .decision_record import Decision  # made only when something is refused
-
         logger.error("REFUSED: %s", reason)
         decision = Decision(
             action="rejected",
@@ -175,57 +164,11 @@ class Callers:
     ) -> tuple[Owner, Sequence[PluginPolicy]]:
         """Who registers from ``frame`` with no plugin bound and none acted for: host
         code, a built-in or an MCP server, and no pack's files need looking up."""
-        last = self._host_write
-        if (
-            last is not None
-            and last[0] is frame
-            and last[1] is handler
-            and last[3] == toolset
-            and not handler.__dict__
-            and handler.__module__ is last[2]  # identity: a module name made anew is asked again
-        ):
-            # Everything the answer below read, the last time a host loop wrote from
-            # this running frame (and reload.c reads it so too): the same answer.
-            return _HOST_WRITE
-        write = None
-        maybe_builtin = True
-        if type(handler) is FunctionType and not handler.__dict__:
-            # Most writes are a plain function's, whose module rules most out at once.
-            module = handler.__module__
-            if type(module) is str:
-                write = (frame, handler, module, toolset)
-                maybe_builtin = module.startswith(BUILTIN_NAMESPACE)
         if toolset.startswith(MCP_PREFIX):
             return self._owner(MCP_LABEL_PREFIX + toolset.removeprefix(MCP_PREFIX), None), ()
-        if maybe_builtin and _builtin_handler(handler):
+        if _builtin_handler(handler) or builtin_on_stack(frame):
             return _BUILTIN, ()
-        if frame is not self._clear[0] and self.builtin_on_stack(frame):
-            return _BUILTIN, ()
-        if write is not None and self._clear[0] is frame:  # kept: it runs, not resumable
-            self._host_write = write
         return HOST, ()
-
-    def builtin_on_stack(self, frame: FrameType) -> bool:
-        """Whether a frame from ``frame`` outwards runs in a built-in module.
-
-        A stack found clear keeps its innermost frame and that frame's caller,
-        so the next walk from the same code stops there at once. A frame is
-        kept only if it runs to its return: while it runs, nothing outward of
-        it changes. A generator's or coroutine's frame is resumed from other
-        stacks, so it is never kept.
-        """
-        clear, clear_too = self._clear
-        if builtin_on_stack(frame, clear, clear_too):
-            return True
-        # Both kept: the frame, for a loop that calls register itself (its next
-        # write skips the walk), and its caller, for a helper such a loop calls
-        # (a fresh frame each time, whose walk then stops one frame out).
-        caller = frame.f_back
-        self._clear = (
-            None if frame.f_code.co_flags & _RESUMABLE else frame,
-            None if caller is None or caller.f_code.co_flags & _RESUMABLE else caller,
-        )
-        return False
 
     def _owner(self, label: str, policy: PluginPolicy | None) -> Owner:
         """One Owner per (label, policy), shared by all its tools: the table keeps one per tool."""
@@ -294,5 +237,5 @@ class CallSite:
         if _builtin_handler(handler):
             return _BUILTIN, ()
         if self._builtin is None:
-            self._builtin = callers.builtin_on_stack(self.first_frame)
+            self._builtin = builtin_on_stack(self.first_frame)
         return (_BUILTIN if self._builtin else HOST), ()

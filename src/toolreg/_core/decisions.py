@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
 from .._contract.entry import ToolEntry
-
-if TYPE_CHECKING:
-    from .decision_record import Decision
 
 _now = time.time
 
@@ -21,6 +20,46 @@ Action = Literal["registered", "replaced", "overridden", "rejected", "deregister
 #: What a write logs: seq, time, action, entry, owner, reason, previous entry,
 #: previous owner, generation. A Decision is made of it only when someone reads it.
 _Raw = tuple[int, float, Action, ToolEntry, str, str, "ToolEntry | None", "str | None", int]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One registration decision: what happened to which tool, and why."""
+
+    action: Action
+    tool: str
+    toolset: str
+    owner: str
+    reason: str = ""
+    previous_toolset: str | None = None
+    previous_owner: str | None = None
+    generation: int = 0
+    timestamp: float = field(default_factory=time.time)
+    #: Position in the log, increasing; ``decisions(since=seq)`` reads what came after.
+    seq: int = 0
+    #: The entry this decision displaced, so an unload can restore it.
+    replaced: ToolEntry | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "replaced"}
+
+
+def decision_of(raw: _Raw) -> Decision:
+    """The Decision a raw log record (``DecisionLog.record``'s tuple) stands for."""
+    seq, timestamp, action, entry, owner, reason, previous, previous_owner, generation = raw
+    return Decision(
+        action=action,
+        tool=entry.name,
+        toolset=entry.toolset,
+        owner=owner,
+        reason=reason,
+        previous_toolset=previous.toolset if previous is not None else None,
+        previous_owner=previous_owner,
+        generation=generation,
+        timestamp=timestamp,
+        seq=seq,
+        replaced=previous,
+    )
 
 
 class DecisionLog:
@@ -40,10 +79,8 @@ class DecisionLog:
         return self._seq
 
     def append(self, decision: Decision) -> None:
-        from dataclasses import replace  # loaded: ``decision`` is a dataclass
-
         self._seq = seq = self._seq + 1
-        self._items.append(replace(decision, seq=seq))
+        self._items.append(dataclasses.replace(decision, seq=seq))
 
     def record(
         self,
@@ -55,10 +92,7 @@ class DecisionLog:
         previous_owner: str | None,
         generation: int,
     ) -> None:
-        """Log the decision ``action`` about ``entry``; cheap, since every write does it.
-
-        reload.c (toolreg-speedups) appends the same tuple for a host's reload.
-        """
+        """Log the decision ``action`` about ``entry``; cheap, since every write does it."""
         self._seq = seq = self._seq + 1
         self._items.append(
             (seq, _now(), action, entry, owner, reason, previous, previous_owner, generation)
@@ -84,8 +118,6 @@ class DecisionLog:
         self._seq = seq
 
     def snapshot(self, since: int = 0) -> list[Decision]:
-        from .decision_record import Decision, decision_of
-
         # One C call, so no write lands half-way through the copy; then, newest
         # last and seq increasing, read back only as far as ``since``.
         copied = list(self._items)
@@ -96,13 +128,3 @@ class DecisionLog:
         )
         items.reverse()
         return [item if type(item) is Decision else decision_of(item) for item in items]
-
-
-def __getattr__(name: str) -> Any:
-    # ``Decision`` is defined where it is first needed (a dataclass costs about half
-    # a millisecond to make, and a start-up that reads no decision needs none).
-    if name == "Decision":
-        from .decision_record import Decision
-
-        return Decision
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

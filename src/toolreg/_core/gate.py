@@ -10,7 +10,8 @@ The rules, in one place:
 - **Register.** A plugin may register only names its operator patterns allow.
   A free name is taken. The same party re-registering into the same toolset
   replaces its own tool (a reload); an MCP server's refresh repaves its own
-  ``mcp-*`` tools. Taking a name someone else holds needs ``override=True``,
+  ``mcp-*`` tools, and host code swapping a whole toolset (``replace_toolset``)
+  refreshes the names it already holds. Taking a name someone else holds needs ``override=True``,
   and from a plugin, also the operator's ``allow_tool_override``. A toolset
   name that is an alias is never registered into.
 - **Remove** (``deregister``, ``replace_toolset``, ``remove_owner``). A plugin
@@ -58,13 +59,15 @@ def judge(
     existing: ToolEntry | None,
     previous: Owner | None,
     alias_of: str | None = None,
+    refresh: bool = False,
 ) -> Ruling:
-    """May ``owner`` register ``entry``? ``alias_of`` is set when its toolset is an alias."""
+    """May ``owner`` register ``entry``? ``alias_of`` is set when its toolset is an alias;
+    ``refresh`` when ``replace_toolset`` writes a name its toolset already holds."""
     name, toolset = entry.name, entry.toolset
+    if refresh and not plugins:
+        return _REPLACED  # no plugin involved: the toolset's own tool, refreshed
     # Host or built-in code reloading its own tool, the commonest write: the
     # rules below come to this too (no plugin to name, one party, one toolset).
-    # toolreg-speedups' reload.c writes the host's share of this case in C:
-    # narrowing it means narrowing that too (tests/_core/test_host_reload.py).
     if (
         previous is owner
         and not plugins

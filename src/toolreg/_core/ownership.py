@@ -114,18 +114,15 @@ def handler_origins(handler: Callable[..., Any]) -> list[tuple[str | None, str |
     return origins
 
 
-def builtin_on_stack(frame: FrameType | None, clear: object = None, also: object = None) -> bool:
+def builtin_on_stack(frame: FrameType | None) -> bool:
     """Whether a frame from ``frame`` outwards runs in a built-in module.
 
     Asked only once no plugin is involved: module names only tell built-in
     code from the host's. Frames of one module share its globals, so a run of
-    them costs one name check. The walk stops at ``clear`` or ``also``,
-    running frames known to have no built-in frame from them outwards.
+    them costs one name check.
     """
     checked = None
     while frame is not None:
-        if frame is clear or frame is also:
-            return False
         module_globals = frame.f_globals
         if module_globals is not checked:
             checked = module_globals

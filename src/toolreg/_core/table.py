@@ -22,10 +22,8 @@ from .._contract.entry import (
     ToolOptions,
 )
 from .._contract.schema_checks import check_registration, check_result_limit
-from .._extension import compiled_module
-from .callers import HOST, Callers, CallSite
+from .callers import Callers, CallSite
 from .decisions import Action, DecisionLog
-from .decisions import _now as decision_clock
 from .gate import Ruling, judge, judge_alias, judge_removal
 from .ownership import Owner
 from .table_state import ChangeListener, Row, TableState
@@ -108,8 +106,11 @@ class ToolTable:
         """Write one checked entry, if the gate admits it; None when rejected."""
         site = self._site
         if site is not None and site.first_frame is sys._getframe(2):
-            # register called by add_all's own loop, which holds the lock: its
-            # stack, read once.
+            # register called by add_all's own loop, which holds the lock: the
+            # stack outward of that running frame cannot change, so it was read
+            # once; each handler's own code is still read per write. A register
+            # call from anywhere else reads its own stack (held by
+            # test_register_many_reads_each_handler_and_each_nested_register_afresh).
             owner, plugins = site.owner(entry.toolset, entry.handler)
             return self._stage(entry, options, override, owner, plugins)
         owner, plugins = self._callers.owner_for(entry.toolset, entry.handler, 2)
@@ -118,39 +119,16 @@ class ToolTable:
         with self._lock:
             if self._staged is not None:
                 return self._stage(entry, options, override, owner, plugins)
-            state = self._state
-            name = entry.name
-            existing, previous = state.live.get(name), state.owned.get(name)
-            aliases = state.aliases
-            alias_of = aliases.get(entry.toolset) if aliases else None
-            verdict = judge(entry, owner, plugins, override, existing, previous, alias_of)
-            action = verdict.action
-            if action is None or action == "overridden":
-                self._report(verdict, entry, owner, existing, previous)
-                if action is None:
-                    return None
-            state.put(entry, owner, options, action, existing, previous)
+            action, existing, previous = self._admit(entry, owner, plugins, override)
+            if action is None:
+                return None
+            self._state.put(entry, owner, options, action, existing, previous)
             return entry
-
-    def plain_writer(self, maker: Any) -> Callable[[ToolEntry, bool], ToolEntry | None]:
-        """``add(entry, override)`` for the entries ``maker`` (the compiled EntryMaker) makes:
-        with toolreg-speedups, a host loop's reload of its own tool (the gate's "replaced",
-        put in place) is written in C (``reload.c``), the rest by ``add``. Neither adds a
-        frame: ``add`` reads its caller's caller from the stack."""
-        hot = compiled_module()
-        if hot is None or maker is None:
-            return self.add
-        callers = self._callers
-        # fmt: off
-        return hot.HostReload(self.add, maker, self, self._state, callers, callers.policies,
-                              self._log, self._lock, HOST, decision_clock, DEFAULT_OPTIONS)
-        # fmt: on
 
     def add_all(
         self,
         register: Callable[..., ToolEntry | None],
         specs: Iterable[Mapping[str, Any]],
-        plain: Callable[[Mapping[str, Any]], ToolEntry | None] | None = None,
     ) -> list[ToolEntry | None]:
         """``register(**spec)`` for each spec, in one batch; the results in order.
 
@@ -158,10 +136,7 @@ class ToolTable:
         from the stack. Called from this loop, that stack is this frame's, the
         same for every spec: it is read once, and each handler's own code per
         spec. A register call from anywhere else (code run by a generator of
-        specs, say) reads its own stack, as always. ``plain(spec)``, when
-        given, is the entry ``register(**spec)`` would make, checked, for a
-        spec that needs nothing else (else None): it is judged and staged here
-        as ``add`` would, without the register call.
+        specs, say) reads its own stack, as always.
         """
         with self.batch():
             site = CallSite(self._callers, 0)
@@ -169,12 +144,7 @@ class ToolTable:
             try:
                 results = []
                 for spec in specs:
-                    entry = plain(spec) if plain is not None else None
-                    if entry is None:
-                        results.append(register(**spec))
-                    else:
-                        owner, plugins = site.owner(entry.toolset, entry.handler)
-                        results.append(self._stage(entry, DEFAULT_OPTIONS, False, owner, plugins))
+                    results.append(register(**spec))
                 return results
             finally:
                 self._site = previous
@@ -188,7 +158,7 @@ class ToolTable:
         plugins: Sequence[PluginPolicy],
     ) -> ToolEntry | None:
         """Judge one entry and stage it for the batch's swap; caller holds the lock."""
-        action = self._admit(entry, owner, plugins, override)
+        action = self._admit(entry, owner, plugins, override)[0]
         if action is None:
             return None
         self._staged[entry.name] = (entry, owner, options)  # type: ignore[index]
@@ -225,10 +195,16 @@ class ToolTable:
             self._state.swap(staged, (), None, actions)
 
     def _admit(
-        self, entry: ToolEntry, owner: Owner, plugins: Sequence[PluginPolicy], override: bool
-    ) -> Action | None:
-        """Apply the conflict rules to ``entry`` meeting what stands under its name (the
-        batch's so far, else the table's). None means rejected (logged and recorded).
+        self,
+        entry: ToolEntry,
+        owner: Owner,
+        plugins: Sequence[PluginPolicy],
+        override: bool,
+        refresh: bool = False,
+    ) -> tuple[Action | None, ToolEntry | None, Owner | None]:
+        """Ask the gate about ``entry`` meeting what stands under its name (the batch's
+        so far, else the table's): the action (None: rejected, logged and recorded),
+        with the entry and owner it meets. Caller holds the lock.
         """
         name, state = entry.name, self._state
         staged = self._staged.get(name) if self._staged else None
@@ -238,11 +214,11 @@ class ToolTable:
             existing, previous = state.live.get(name), state.owned.get(name)
         aliases = state.aliases
         alias_of = aliases.get(entry.toolset) if aliases else None
-        verdict = judge(entry, owner, plugins, override, existing, previous, alias_of)
+        verdict = judge(entry, owner, plugins, override, existing, previous, alias_of, refresh)
         action = verdict.action
         if action is None or action == "overridden":
             self._report(verdict, entry, owner, existing, previous)
-        return action
+        return action, existing, previous
 
     def _report(
         self,
@@ -313,10 +289,8 @@ class ToolTable:
             added: dict[str, Row] = {}
             # A refusal raises before anything is published: all or nothing.
             for entry, (owner, plugins) in zip(entries, owners, strict=True):
-                if entry.name in current and not plugins:
-                    added[entry.name] = (entry, owner, options)  # its own tool, refreshed
-                    continue
-                if self._admit(entry, owner, plugins, override=False) is not None:
+                refresh = entry.name in current
+                if self._admit(entry, owner, plugins, False, refresh)[0] is not None:
                     added[entry.name] = (entry, owner, options)
             removed = tuple(sorted(current - added.keys()))
             self._check_removal(removed, callers, "replace_toolset")

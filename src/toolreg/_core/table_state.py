@@ -83,10 +83,7 @@ class TableState:
         old: ToolEntry | None,
         old_owner: Owner | None,
     ) -> None:
-        """Write one admitted entry in place of ``old`` (owned by ``old_owner``) and record it.
-
-        reload.c (toolreg-speedups) does these steps, in this order, for a host's reload.
-        """
+        """Write one admitted entry in place of ``old`` (owned by ``old_owner``) and record it."""
         name, toolset = entry.name, entry.toolset
         verb: Action = action
         before = None

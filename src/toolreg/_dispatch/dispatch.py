@@ -25,7 +25,7 @@ from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import DEFAULT_OPTIONS
-from .._contract.tool_context import ProgressCallback, call_scope
+from .._contract.tool_context import ProgressCallback, call_scope, stamp_call_records
 from .._core.callers import Callers
 from .._core.table import ToolTable
 from .._schemas.validation import compile_checker
@@ -40,7 +40,6 @@ from .call_outcomes import (
     unknown,
 )
 from .dispatch_plan import (
-    ChecksCompiler,
     DispatchHooks,
     Hot,
     Plan,
@@ -65,6 +64,7 @@ class Dispatcher:
     """``dispatch`` and ``adispatch`` over a table, with a plan cached per tool."""
 
     def __init__(self, table: ToolTable, callers: Callers) -> None:
+        stamp_call_records()
         self._table = table
         self._callers = callers
         self._dispatch_hooks: DispatchHooks | None = None
@@ -72,11 +72,8 @@ class Dispatcher:
         #: Hooks or tracing are on: then no tool is hot.
         self._wrapped = False
         self._plans: dict[str, Plan] = {}
-        #: The tools whose plain calls take the hot path, only ever filled unwrapped;
-        #: one dict, never replaced: the compiled dispatch (``compiled``) reads it too.
+        #: The tools whose plain calls take the hot path, only ever filled unwrapped.
         self.hot: dict[str, Hot] = {}
-        #: What makes a hot tuple's ``checks`` (set with the compiled dispatch).
-        self._compile_checks: ChecksCompiler | None = None
         self._validation = True
 
     # -- plans ----------------------------------------------------------------
@@ -91,7 +88,7 @@ class Dispatcher:
         plan = Plan(entry, quick_checker(argument_check), validates, options.timeout)
         self._plans[name] = plan
         if plan.timeout is None and not entry.is_async and not self._wrapped:
-            hot = hot_path(plan, argument_check, self._compile_checks)
+            hot = hot_path(plan, argument_check)
             if hot is not None:
                 self.hot[name] = hot
         # A write that swapped the entry, or wrapped dispatch, while we compiled
@@ -102,11 +99,6 @@ class Dispatcher:
         if self._wrapped:
             self.hot.pop(name, None)
         return plan
-
-    def set_checks_compiler(self, compile_checks: ChecksCompiler) -> None:
-        """Give hot tuples ``checks`` made by ``compile_checks`` (the compiled dispatch's)."""
-        self._compile_checks = compile_checks
-        self._drop_plans()  # after it is set: a plan built meanwhile uses it
 
     def _drop_plans(self) -> None:
         self.hot.clear()
@@ -146,7 +138,7 @@ class Dispatcher:
             if kwargs:
                 return self._dispatch_with(name, args, kwargs)
             try:  # a subscript, not .get(): no method call on the hot path
-                fast, handler, limit, plan, _ = self.hot[name]
+                fast, handler, limit, plan = self.hot[name]
             except KeyError:
                 return self._dispatch_cold(name, args)
             if fast is not None:

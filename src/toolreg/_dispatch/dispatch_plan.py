@@ -7,12 +7,11 @@ an event loop, and holding the result to the contract: the slow path that
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from .._contract.entry import Handler, ToolEntry
 from .._contract.results import INTERRUPTS, type_name
-from .._schemas.check_programs import Program
 from .._schemas.validation import ArgumentCheck, Checker, invalid_arguments, parse_json_args
 from .async_bridge import run_coroutine
 from .call_outcomes import call_failed, cap, internal, off_contract
@@ -95,16 +94,10 @@ class Plan:
 
 
 #: A hot tool, as ``dispatch`` reads it in one unpacking: ``(fast call,
-#: handler, max_result_size_chars, plan, checks)`` for a simple schema's
-#: checks, ``(None, handler, max_result_size_chars, plan, None)`` for a tool
-#: that takes any dict. ``checks`` are the compiled dispatch's own checks of
-#: the commonest schemas (``compiled.compiled_checks``), else None; the Python
-#: dispatch reads only the fast call then. A plain tuple: a tuple subclass
-#: unpacks slower.
-Hot = tuple[FastCall | None, Handler, int | None, Plan, Any]
-
-#: A hot tuple's ``checks``, compiled from a tool's check program.
-ChecksCompiler = Callable[[Program], Any]
+#: handler, max_result_size_chars, plan)`` for a simple schema's checks,
+#: ``(None, handler, max_result_size_chars, plan)`` for a tool that takes any
+#: dict. A plain tuple: a tuple subclass unpacks slower.
+Hot = tuple[FastCall | None, Handler, int | None, Plan]
 
 
 def dispatch_checked(plan: Plan, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
@@ -145,22 +138,18 @@ def rejected_call(plan: Plan) -> FastCall:
     return rejected
 
 
-def hot_path(
-    plan: Plan, argument_check: ArgumentCheck | None, compile_checks: ChecksCompiler | None
-) -> Hot | None:
+def hot_path(plan: Plan, argument_check: ArgumentCheck | None) -> Hot | None:
     """How a plain call of a sync tool without a deadline skips the general path, if it can."""
     entry = plan.entry
     limit = entry.max_result_size_chars
     if argument_check is None:  # any dict will do: the handler is called right in dispatch
-        return (None, entry.handler, limit, plan, None)
+        return (None, entry.handler, limit, plan)
     if argument_check.checks is None:
         return None  # only the full validator can tell
     plan.fast = build_fast_call(entry, argument_check.checks, rejected_call(plan))
     if plan.fast is None:
         return None
-    program = argument_check.program
-    checks = None if compile_checks is None or program is None else compile_checks(program)
-    return (plan.fast, entry.handler, limit, plan, checks)
+    return (plan.fast, entry.handler, limit, plan)
 
 
 async def awaited(coro: Any) -> Any:

@@ -28,11 +28,12 @@ from .._policy.unknown_names import (
     unknown_names,
     warn,
 )
+from .._registry.host_only import listen_for_refusals, require_host
 from .._registry.registry import ToolRegistry
 from .report import PluginOutcome, PluginReport, failed, summarise
 
 if TYPE_CHECKING:
-    from .._core.decision_record import Decision
+    from .._core.decisions import Decision
     from .._discovery.dist_info import InstalledSources
     from .._discovery.entrypoints import PackRecord
     from .._discovery.local_plugins import LocalPlugin
@@ -70,7 +71,7 @@ class PluginHost:
         self.isolated: IsolatedPacks | None = None
         self._lock = threading.RLock()
         self._imports: ImportLoop | None = None  # while installed packs load
-        registry._callers.refusal_listener = weakref.WeakMethod(self._note_refusal)
+        listen_for_refusals(registry, weakref.WeakMethod(self._note_refusal))
 
     @functools.cached_property
     def pm(self) -> PackPluginManager:
@@ -82,7 +83,7 @@ class PluginHost:
     # -- public operations --------------------------------------------------
 
     def load_all(self, packs: Sequence[PackRecord] | None = None) -> PluginReport:
-        self.registry._require_host("load plugins")
+        require_host(self.registry, "load plugins")
         with self._lock:
             report = PluginReport()
             claimed = {ns: pid for pid, a in self.active.items() for ns in a.namespaces}
@@ -106,7 +107,7 @@ class PluginHost:
 
     def unload(self, plugin_id: str) -> bool:
         """Remove a plugin's tools (restoring what it overrode) and hooks. Host only."""
-        self.registry._require_host(f"unload plugin {plugin_id!r}")
+        require_host(self.registry, f"unload plugin {plugin_id!r}")
         with self._lock:
             active = self.active.pop(plugin_id, None)
             if active is None:
@@ -117,7 +118,7 @@ class PluginHost:
             return True
 
     def unload_all(self) -> None:
-        self.registry._require_host("unload plugins")
+        require_host(self.registry, "unload plugins")
         with self._lock:
             for plugin_id in list(self.active):
                 self.unload(plugin_id)

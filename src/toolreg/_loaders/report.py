@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .._core.decision_record import Decision
+    from .._core.decisions import Decision
 
 Status = Literal["loaded", "disabled", "incompatible", "refused", "failed"]
 

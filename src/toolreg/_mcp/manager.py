@@ -21,7 +21,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._contract.names import toolset_name
+from .._contract.tool_context import stamp_call_records
 from .._policy.config import Config, McpConfig, McpServerConfig
+from .._registry.host_only import require_host
 from .._registry.registry import ToolRegistry
 from .._registry.registry import registry as default_registry
 from .claims import NameClaims
@@ -67,6 +69,7 @@ class McpManager:
         *,
         policy: ReconnectPolicy | None = None,
     ) -> None:
+        stamp_call_records()  # its links log on the calls' behalf
         self.registry = registry
         self._configs = list(servers)
         self._policy = policy or ReconnectPolicy()
@@ -99,7 +102,7 @@ class McpManager:
 
     def start(self) -> None:
         """Connect every enabled server at once; return when each has settled."""
-        self.registry._require_host("start MCP servers")
+        require_host(self.registry, "start MCP servers")
         if self._started:
             raise RuntimeError("this McpManager has already been started")
         self._started = True
@@ -129,12 +132,12 @@ class McpManager:
 
     def refresh(self, name: str) -> None:
         """Ask server ``name`` to re-list its tools now (they swap in when it answers)."""
-        self.registry._require_host("refresh an MCP server")
+        require_host(self.registry, "refresh an MCP server")
         self._links[name].request_refresh()
 
     def stop(self) -> None:
         """Close every session, end stdio servers, remove the toolsets, join the thread."""
-        self.registry._require_host("stop MCP servers")
+        require_host(self.registry, "stop MCP servers")
         if self._stopped:
             return
         self._stopped = True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from .._registry.host_only import require_host
 from .._registry.registry import ToolRegistry
 from .config import Config
 from .unknown_names import unknown_toolsets, warn
@@ -17,7 +18,7 @@ def apply_toolset_config(config: Config, registry: ToolRegistry) -> list[str]:
     Returns the names removed. Call it after everything is loaded; run it again
     after a reload. An alias that cannot be registered is logged and skipped.
     """
-    registry._require_host("apply the operator config")
+    require_host(registry, "apply the operator config")
     for alias, target in config.toolsets.aliases.items():
         try:
             registry.register_toolset_alias(alias, target)
@@ -41,6 +42,6 @@ def apply_config(config: Config, registry: ToolRegistry) -> list[str]:
     ``[dispatch] validate`` switches argument validation, then the
     ``[toolsets]`` table applies (see :func:`apply_toolset_config`).
     """
-    registry._require_host("apply the operator config")
+    require_host(registry, "apply the operator config")
     registry.set_validation(config.dispatch.validate)
     return apply_toolset_config(config, registry)

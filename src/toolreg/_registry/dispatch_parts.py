@@ -1,8 +1,7 @@
 """The registry's dispatcher and batches, made by the first dispatch.
 
 A process that only lists tools (``toolreg list``) never imports the dispatch
-layer. The parts are made once, under a lock, and never replaced; the
-registry then points its dispatch methods at their bound methods.
+layer. The parts are made once, under a lock, and never replaced.
 """
 
 from __future__ import annotations
@@ -20,10 +19,9 @@ if TYPE_CHECKING:
 class DispatchParts:
     """A dispatcher and its batches, from the first call that needs them."""
 
-    def __init__(self, table: ToolTable, callers: Callers, owner: object) -> None:
+    def __init__(self, table: ToolTable, callers: Callers) -> None:
         self._table = table
         self._callers = callers
-        self._owner = owner  # the registry whose dispatch methods point here once made
         #: None until made; then both parts, set in one assignment so the change
         #: listener sees both or neither.
         self.made: tuple[Dispatcher, Batches] | None = None
@@ -35,7 +33,6 @@ class DispatchParts:
 
     def _make(self) -> tuple[Dispatcher, Batches]:
         # Imported here, outside any lock: listing tools never dispatches.
-        from .._dispatch.compiled import compiled_dispatch
         from .._dispatch.dispatch import Dispatcher
         from .._dispatch.dispatch_many import Batches
 
@@ -45,16 +42,6 @@ class DispatchParts:
                 batches = Batches(d.dispatch, d.dispatch_call, d.adispatch_call, lambda: d.traced)
                 # A plan made from now on is forgotten by the next write.
                 self.made = (d, batches)
-                # The calls a host makes every turn become the parts' own bound
-                # methods (dispatch: the compiled one, when installed): no
-                # registry frame between the caller and the work.
-                for name, method in (
-                    ("dispatch", compiled_dispatch(d) or d.dispatch),
-                    ("adispatch", d.adispatch),
-                    ("dispatch_many", batches.dispatch_many),
-                    ("adispatch_many", batches.adispatch_many),
-                ):
-                    setattr(self._owner, name, method)
             return self.made
 
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:

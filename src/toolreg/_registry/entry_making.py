@@ -1,12 +1,4 @@
-"""How ``register``'s arguments become a ToolEntry: checked, then made.
-
-A registration that leaves every argument after ``handler`` at its default,
-and that the register-time checks certainly accept, is checked and made in
-one C call when toolreg-speedups is there (``plain_entry_maker``; see
-``_contract/entry.compiled_entry_maker``). Every other one takes
-:func:`make_entry`: the checks, with their messages, then the entry as the
-class its fields need. Both fill the same fields alike (the tests compare).
-"""
+"""How ``register``'s arguments become a ToolEntry: checked, then made."""
 
 from __future__ import annotations
 
@@ -22,7 +14,6 @@ from .._contract.entry import (
     ToolEntry,
     ToolOptions,
     blank_entry,
-    compiled_entry_maker,
     make_options,
 )
 from .._contract.schema_checks import check_registration, check_result_limit
@@ -30,18 +21,6 @@ from .._contract.schema_checks import check_registration, check_result_limit
 # Each entry is made as the class its fields need, filled by one call with the
 # arguments in order (not ToolEntry(...) by name); toolsets share interned strings.
 _new, _fill, _intern = object.__new__, ToolEntry.__init__, sys.intern
-
-_UNSET: Any = object()
-_maker: Any = _UNSET
-
-
-def plain_entry_maker() -> Any:
-    """The compiled maker (``compiled_entry_maker``), found once per process on first
-    use, not at import; None when toolreg-speedups is not there or may not be used."""
-    global _maker
-    if _maker is _UNSET:
-        _maker = compiled_entry_maker()
-    return _maker
 
 
 def make_entry(

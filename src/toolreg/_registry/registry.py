@@ -4,10 +4,11 @@
 packs and MCP servers write into it, and hosts read from it. Tests and
 embedders that want isolation create their own ``ToolRegistry()``.
 
-The parts are plain objects. A write reaches the caches above the table through
-one listener, :meth:`ToolRegistry._table_changed`, never through the order of base
-classes. The dispatcher is made on first use: a process that only lists tools
-(``toolreg list``) never imports the dispatch layer. Entries are made in ``entry_making``.
+The parts are plain objects, and every public method lives on the class and
+hands the call to one of them, so a subclass's own method is the one used. A
+write reaches the caches above the table through one listener,
+:meth:`ToolRegistry._table_changed`. The dispatcher is made on first use: a
+process that only lists tools (``toolreg list``) never imports the dispatch layer.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._contract.entry import (
     DEFAULT_OPTIONS,
@@ -26,6 +27,7 @@ from .._contract.entry import (
     ToolEntry,
     ToolOptions,
 )
+from .._contract.names import DefinitionFormat
 from .._contract.tool_context import ProgressCallback
 from .._core.availability import Availability, Verdict
 from .._core.callers import Callers
@@ -33,13 +35,19 @@ from .._core.decisions import DecisionLog
 from .._core.table import ToolTable
 from .._core.toolset_report import AvailabilityView
 from .._definitions.definitions import Definitions
+from .._schemas.definition_types import (
+    AnthropicToolDefinition,
+    GeminiFunctionDeclaration,
+    McpToolDefinition,
+    OpenAIResponsesToolDefinition,
+    OpenAIToolDefinition,
+)
 from .dispatch_parts import DispatchParts
-from .entry_making import make_entry, plain_entry_maker
+from .entry_making import make_entry
 
 if TYPE_CHECKING:
-    from .._core.decision_record import Decision
+    from .._core.decisions import Decision
     from .._core.plugin_policy import PluginPolicy
-    from .._definitions.definition_api import GetDefinition, GetDefinitions, GetDefinitionsJson
     from .._dispatch.dispatch import Dispatcher, DispatchHooks
     from .._dispatch.dispatch_many import Batches
 
@@ -56,37 +64,18 @@ class ToolRegistry:
         self._table = ToolTable(self._callers, lock, log)
         self._log = log
         self._availability = Availability(clock, self._table.live_entries)
+        self._view = AvailabilityView(self._table, self._availability)
         self._definitions = Definitions(self._table, self._availability)
-        # Made by the first dispatch (or dispatch setting) and never replaced; until
-        # then ``dispatch`` and its kin are the class's forwarding methods.
-        self._dispatch = DispatchParts(self._table, self._callers, self)
+        # Made by the first dispatch (or dispatch setting) and never replaced.
+        self._dispatch = DispatchParts(self._table, self._callers)
+        self._live = self._table.live  # what get_entry reads (_table_changed follows it)
         self._table.on_change(self._table_changed)
-        # register's compiled maker and how it writes its entries: found by the first write.
-        self._plain_entry: Callable[..., ToolEntry | None] | None = self._first_plain_entry
-        self._add_plain: Callable[[ToolEntry, bool], ToolEntry | None] = self._table.add
-        self._live = self._table.live  # what get_entry reads (_table_changed rebinds it)
-        self.get_entry = self._live.get  # type: ignore[method-assign]
-        # Typed per format in definition_api; the Definitions part's own methods.
-        self.get_definition = self._definitions.get_definition  # type: ignore[assignment]
-        self.get_definitions = self._definitions.get_definitions  # type: ignore[assignment]
-        self.get_definitions_json = self._definitions.get_definitions_json
-        callers = self._callers
-        self.get_plugin_policy = callers.policies.get
-        self.remove_plugin_override_policy = callers.unbind
-        self.acting_for = callers.acting_for
-        # For toolreg's own layers: PermissionError (recorded) when plugin code asks.
-        self._require_host = callers.require_host
-        view = AvailabilityView(self._table, self._availability)
-        for read in AvailabilityView.READS:  # annotated below, under "availability"
-            setattr(self, read, getattr(view, read))
 
     def _table_changed(
         self, names: Iterable[str], generation: int, live: dict[str, ToolEntry]
     ) -> None:
-        # Under the writer lock, after the write is visible: get_entry follows a new dict.
-        if live is not self._live:
-            self._live = live
-            self.get_entry = live.get  # type: ignore[method-assign]
+        # Under the writer lock, after the write is visible: a swap made a new dict.
+        self._live = live
         made = self._dispatch.made
         if made is not None:
             made[0].forget(names)
@@ -113,9 +102,12 @@ class ToolRegistry:
     # -- reads ----------------------------------------------------------------
 
     def get_entry(self, name: str) -> ToolEntry | None:
-        """The entry registered under ``name``, or None: a plain dict read. A bulk write
-        rebinds it, so look it up on the registry at each use rather than keeping it."""
-        return self._table.live.get(name)
+        """The entry registered under ``name``, or None: one dict read, no copy.
+
+        The entry is read-only: assigning a field raises AttributeError. To change
+        a tool, register it again (through the gate).
+        """
+        return self._live.get(name)
 
     @property
     def generation(self) -> int:
@@ -131,10 +123,10 @@ class ToolRegistry:
         return self._table.get_options(name)
 
     def get_all_tool_names(self) -> list[str]:
-        return sorted(self._table.live)
+        return sorted(self._live)
 
     def get_toolset_for_tool(self, name: str) -> str | None:
-        entry = self._table.live.get(name)
+        entry = self._live.get(name)
         return entry.toolset if entry is not None else None
 
     def get_tool_names_for_toolset(self, toolset: str) -> list[str]:
@@ -160,10 +152,10 @@ class ToolRegistry:
         return self._log.last_seq
 
     def __len__(self) -> int:
-        return len(self._table.live)
+        return len(self._live)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._table.live
+        return name in self._live
 
     # -- writes, each through the gate ------------------------------------------
 
@@ -193,15 +185,6 @@ class ToolRegistry:
         hints) or ``output_schema``, and PermissionError for a plugin override
         the operator has not allowed.
         """
-        plain = self._plain_entry
-        if plain is not None:
-            # fmt: off
-            entry = plain(name, toolset, schema, handler, check_fn, requires_env, is_async,
-                          description, emoji, max_result_size_chars, dynamic_schema_overrides,
-                          annotations, output_schema, validate, timeout)
-            # fmt: on
-            if entry is not None:  # checked and made in C: the rest at their defaults
-                return self._add_plain(entry, override)
         # fmt: off
         entry, options = make_entry(name, toolset, schema, handler, check_fn, requires_env,
                                     is_async, description, emoji, max_result_size_chars,
@@ -209,11 +192,6 @@ class ToolRegistry:
                                     validate, timeout)
         # fmt: on
         return self._table.add(entry, override, options)
-
-    def _first_plain_entry(self, *args: Any) -> ToolEntry | None:
-        self._plain_entry = plain = plain_entry_maker()  # found (or not) once, not at import
-        self._add_plain = self._table.plain_writer(plain)
-        return None if plain is None else plain(*args)
 
     def batch(self) -> contextlib.AbstractContextManager[None]:
         """``with registry.batch():`` the block's registrations appear at once, when it ends.
@@ -228,10 +206,7 @@ class ToolRegistry:
 
     def register_many(self, tools: Iterable[Mapping[str, Any]]) -> list[ToolEntry | None]:
         """``register(**spec)`` for each spec, in one batch; the results in order."""
-        # Specs of name, toolset, schema and handler alone are made in C, as register
-        # makes them; not for a subclass, whose own register must see every spec.
-        maker = plain_entry_maker() if type(self).register is ToolRegistry.register else None
-        return self._table.add_all(self.register, tools, maker and maker.from_spec)
+        return self._table.add_all(self.register, tools)
 
     def deregister(self, name: str) -> bool:
         """Remove a tool; returns whether it existed.
@@ -296,13 +271,18 @@ class ToolRegistry:
         """
         return self._callers.bind(module_namespace, allowed, plugin_id, paths, tool_patterns, files)
 
-    #: The policy bound for ``module_namespace``, or None.
-    get_plugin_policy: Callable[[str], PluginPolicy | None]
-    #: Forget a namespace's policy (host only, like binding).
-    remove_plugin_override_policy: Callable[[str], None]
-    #: ``with registry.acting_for(policy):`` host code writing on a plugin's behalf (a
-    #: process-isolated pack's tools): its writes are owned and judged as ``policy``'s.
-    acting_for: Callable[[PluginPolicy], contextlib.AbstractContextManager[None]]
+    def get_plugin_policy(self, module_namespace: str) -> PluginPolicy | None:
+        """The policy bound for ``module_namespace``, or None."""
+        return self._callers.policies.get(module_namespace)
+
+    def remove_plugin_override_policy(self, module_namespace: str) -> None:
+        """Forget a namespace's policy (host only, like binding)."""
+        self._callers.unbind(module_namespace)
+
+    def acting_for(self, policy: PluginPolicy) -> contextlib.AbstractContextManager[None]:
+        """``with registry.acting_for(policy):`` host code writing on a plugin's behalf (a
+        process-isolated pack's tools): its writes are owned and judged as ``policy``'s."""
+        return self._callers.acting_for(policy)
 
     # -- dispatch -------------------------------------------------------------
 
@@ -316,7 +296,11 @@ class ToolRegistry:
         **kwargs: Any,
     ) -> str | dict[str, Any]:
         """Run tool ``name``; never raises (see ``Dispatcher.dispatch``)."""
-        return self._dispatcher.dispatch(name, args, progress=progress, **kwargs)
+        if progress is not None:
+            kwargs["progress"] = progress
+        made = self._dispatch.made  # read, not a property: this runs for every call
+        dispatcher = made[0] if made is not None else self._dispatcher
+        return dispatcher.dispatch(name, args, **kwargs)
 
     def adispatch(
         self,
@@ -329,7 +313,9 @@ class ToolRegistry:
     ) -> Coroutine[Any, Any, str | dict[str, Any]]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread."""
         # Not ``async def``: the dispatcher's own coroutine, with nothing wrapped around it.
-        return self._dispatcher.adispatch(name, args, progress=progress, **kwargs)
+        if progress is not None:
+            kwargs["progress"] = progress
+        return self._dispatcher.adispatch(name, args, **kwargs)
 
     def dispatch_many(self, *args: Any, **kwargs: Any) -> list[str | dict[str, Any]]:
         """``dispatch_many(calls, max_concurrency=8, *, progress=None)``: calls run concurrently.
@@ -368,32 +354,227 @@ class ToolRegistry:
         return self._dispatch.validation_enabled
 
     # -- definitions ------------------------------------------------------------
+    # One overload per format, so a type checker knows each provider's shape.
 
-    #: One tool's definition, available or not (None: unknown); ValueError for a
-    #: tool an option cannot hold. Options as ``get_definitions``' (definition_api).
-    get_definition: GetDefinition
-    #: Definitions of the available tools among ``tool_names`` (all when None): a
-    #: fresh list of shared, read-only definitions (``copy.deepcopy`` one to change
-    #: it); a tool an option cannot hold is left out with a warning.
-    get_definitions: GetDefinitions
-    #: ``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic.
-    get_definitions_json: GetDefinitionsJson
+    @overload
+    def get_definition(
+        self,
+        name: str,
+        *,
+        format: Literal["openai"] = ...,
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> OpenAIToolDefinition | None: ...
 
-    # -- availability: the AvailabilityView part's own methods (toolset_report) --
+    @overload
+    def get_definition(
+        self,
+        name: str,
+        *,
+        format: Literal["openai-responses"],
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> OpenAIResponsesToolDefinition | None: ...
 
-    #: ``availability(name)``: (available, reason) for one tool; unknown tools are unavailable.
-    availability: Callable[[str], Verdict]
-    #: ``is_tool_available(name)``: the first half of ``availability``.
-    is_tool_available: Callable[[str], bool]
-    #: Forget cached check_fn results, so the next read probes afresh.
-    invalidate_check_fn_cache: Callable[[], None]
-    #: ``is_toolset_available(toolset)``: True when it (or the alias) has an available tool.
-    is_toolset_available: Callable[[str], bool]
-    #: ``{toolset: available}`` for every toolset.
-    check_toolset_requirements: Callable[[], dict[str, bool]]
-    #: Per toolset: available, its tools, what they require, and why not; from one
-    #: snapshot of the table, so a toolset removed meanwhile is whole or absent.
-    get_available_toolsets: Callable[[], dict[str, dict[str, Any]]]
+    @overload
+    def get_definition(
+        self,
+        name: str,
+        *,
+        format: Literal["anthropic"],
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> AnthropicToolDefinition | None: ...
+
+    @overload
+    def get_definition(
+        self,
+        name: str,
+        *,
+        format: Literal["gemini", "gemini-json-schema"],
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> GeminiFunctionDeclaration | None: ...
+
+    @overload
+    def get_definition(
+        self,
+        name: str,
+        *,
+        format: Literal["mcp"],
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> McpToolDefinition | None: ...
+
+    @overload
+    def get_definition(
+        self,
+        name: str,
+        *,
+        format: DefinitionFormat,
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> Any | None: ...
+
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: Literal["openai"] = ...,
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> list[OpenAIToolDefinition]: ...
+
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: Literal["openai-responses"],
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> list[OpenAIResponsesToolDefinition]: ...
+
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: Literal["anthropic"],
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> list[AnthropicToolDefinition]: ...
+
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: Literal["gemini", "gemini-json-schema"],
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> list[GeminiFunctionDeclaration]: ...
+
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: Literal["mcp"],
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> list[McpToolDefinition]: ...
+
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
+        format: DefinitionFormat,
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+    ) -> list[Any]: ...
+
+    def get_definition(
+        self,
+        name: str,
+        *,
+        format: DefinitionFormat = "openai",
+        strict: bool = False,
+        inline_refs: bool = False,
+        optional_as_absent: bool = False,
+    ) -> Any | None:
+        """One tool's definition, available or not (None: unknown); ValueError for a tool
+        an option cannot hold. The options are ``get_definitions``'."""
+        return self._definitions.get_definition(
+            name,
+            format=format,
+            strict=strict,
+            inline_refs=inline_refs,
+            optional_as_absent=optional_as_absent,
+        )
+
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = None,
+        *,
+        format: DefinitionFormat = "openai",
+        strict: bool = False,
+        inline_refs: bool = False,
+        optional_as_absent: bool = False,
+    ) -> list[Any]:
+        """Definitions of the available tools among ``tool_names`` (all when None).
+
+        A fresh list of shared, read-only definitions (``copy.deepcopy`` one to
+        change it). ``strict``: OpenAI's strict mode; ``inline_refs``: every local
+        ``$ref`` inlined; ``optional_as_absent``: an optional nullable property
+        written as a non-null one. A tool an option cannot hold is left out, with
+        a warning; one bad tool never breaks the list.
+        """
+        return self._definitions.get_definitions(
+            tool_names,
+            format=format,
+            strict=strict,
+            inline_refs=inline_refs,
+            optional_as_absent=optional_as_absent,
+        )
+
+    def get_definitions_json(
+        self,
+        tool_names: Iterable[str] | None = None,
+        *,
+        format: DefinitionFormat = "openai",
+        strict: bool = False,
+        inline_refs: bool = False,
+        optional_as_absent: bool = False,
+    ) -> str:
+        """``get_definitions`` serialised to JSON; memoised whole when no tool is dynamic."""
+        return self._definitions.get_definitions_json(
+            tool_names,
+            format=format,
+            strict=strict,
+            inline_refs=inline_refs,
+            optional_as_absent=optional_as_absent,
+        )
+
+    # -- availability -----------------------------------------------------------
+
+    def availability(self, name: str) -> Verdict:
+        """(available, reason) for one tool; unknown tools are unavailable."""
+        return self._view.availability(name)
+
+    def is_tool_available(self, name: str) -> bool:
+        return self._view.is_tool_available(name)
+
+    def invalidate_check_fn_cache(self) -> None:
+        """Forget cached check_fn results, so the next read probes afresh."""
+        self._view.invalidate_check_fn_cache()
+
+    def is_toolset_available(self, toolset: str) -> bool:
+        """True when the toolset (or the one an alias names) has an available tool."""
+        return self._view.is_toolset_available(toolset)
+
+    def check_toolset_requirements(self) -> dict[str, bool]:
+        """``{toolset: available}`` for every toolset."""
+        return self._view.check_toolset_requirements()
+
+    def get_available_toolsets(self) -> dict[str, dict[str, Any]]:
+        """Per toolset: available, its tools, what they require, and why not; from one
+        snapshot of the table, so a toolset removed meanwhile is whole or absent."""
+        return self._view.get_available_toolsets()
 
 
 #: The process-wide registry.

@@ -29,6 +29,8 @@ certainly valid, so dispatch can write them into a tool's own call function
 
 from __future__ import annotations
 
+import hashlib
+import linecache
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -177,13 +179,35 @@ def indented(lines: tuple[str, ...], levels: int) -> list[str]:
 
 
 def compiled_maker(source: str, label: str = "simple schema") -> Callable[..., Any] | None:
-    """The ``make`` function ``source`` defines; None when Python cannot compile it."""
+    """The ``make`` function ``source`` defines; None when Python cannot compile it.
+
+    The source is put in ``linecache`` under a name of its own, so a traceback
+    through generated code shows its lines.
+    """
+    digest = hashlib.sha1(source.encode(), usedforsecurity=False).hexdigest()[:12]
+    filename = f"<toolreg {label} {digest}>"
     namespace: dict[str, Any] = {}
     try:
-        exec(compile(source, f"<toolreg {label}>", "exec"), namespace)
+        exec(compile(source, filename, "exec"), namespace)
     except (SyntaxError, RecursionError, MemoryError):  # too many nested loops for Python
         return None
+    _remember_source(filename, source)
     return namespace["make"]  # type: ignore[no-any-return]
+
+
+#: The generated sources toolreg put in linecache, oldest first; a bounded few.
+_SOURCES: dict[str, None] = {}
+_SOURCES_LIMIT = 1024
+
+
+def _remember_source(filename: str, source: str) -> None:
+    # mtime None: linecache.checkcache keeps the entry (there is no file to compare).
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    _SOURCES[filename] = None
+    if len(_SOURCES) > _SOURCES_LIMIT:
+        oldest = next(iter(_SOURCES))
+        del _SOURCES[oldest]
+        linecache.cache.pop(oldest, None)
 
 
 def _object_checks(

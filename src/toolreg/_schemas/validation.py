@@ -30,7 +30,6 @@ from .._contract.results import describe_exception, invalid_arguments
 from .._contract.schema_checks import content_key, parameters_of
 from .._contract.schema_limits import check_validatable
 from .bounded_regex import BoundedPattern, RegexTimeout, time_budget
-from .check_programs import Program, check_program
 from .simple_schemas import Acceptor, SchemaChecks, acceptor_of, schema_checks
 
 if TYPE_CHECKING:
@@ -66,8 +65,6 @@ class ArgumentCheck(NamedTuple):
     accepts: Acceptor | None
     #: The acceptor's checks as source, for dispatch to build a tool's call around.
     checks: SchemaChecks | None = None
-    #: The same checks as data, for the commonest schemas (``check_programs``), else None.
-    program: Program | None = None
 
 
 class _Compiled(NamedTuple):
@@ -77,7 +74,6 @@ class _Compiled(NamedTuple):
     bounded: bool  # its regular expressions run within a time budget
     accepts: Acceptor | None
     checks: SchemaChecks | None
-    program: Program | None
 
 
 def compile_checker(entry: ToolEntry) -> ArgumentCheck | None:
@@ -89,9 +85,7 @@ def compile_checker(entry: ToolEntry) -> ArgumentCheck | None:
     if isinstance(compiled, str):
         _not_validated(entry.name, "arguments", compiled)
         return None
-    return ArgumentCheck(
-        _checker(entry.name, compiled), compiled.accepts, compiled.checks, compiled.program
-    )
+    return ArgumentCheck(_checker(entry.name, compiled), compiled.accepts, compiled.checks)
 
 
 #: None when a structured result matches the output schema, else what is wrong with it.
@@ -198,9 +192,8 @@ def _compile(
     checks = schema_checks(schema) if quick else None
     accepts = acceptor_of(checks) if checks is not None else None
     if accepts is None:
-        return _Compiled(validate, bounded, None, None, None)
-    # Only beside an acceptor's checks: a program is a quicker way to the same yes.
-    return _Compiled(validate, bounded, accepts, checks, check_program(schema))
+        return _Compiled(validate, bounded, None, None)
+    return _Compiled(validate, bounded, accepts, checks)
 
 
 def _check_validatable(schema: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""Decision and PluginPolicy are defined on first use, under their old import paths too."""
+"""Decisions read back from the log; PluginPolicy is defined on first use, under its old path too."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ import sys
 
 import toolreg
 from toolreg import ToolRegistry
-from toolreg._core import decision_record, decisions, ownership, plugin_policy
+from toolreg._core import decisions, ownership, plugin_policy
 
 
 def test_the_old_import_paths_give_the_same_classes():
-    assert decisions.Decision is decision_record.Decision is toolreg.Decision
+    assert decisions.Decision is toolreg.Decision
     assert ownership.PluginPolicy is plugin_policy.PluginPolicy is toolreg.PluginPolicy
 
 
 def test_an_unknown_name_is_still_an_attribute_error():
-    for module in (decisions, ownership):
+    for module in (ownership,):
         try:
             module.NoSuchThing  # noqa: B018
         except AttributeError as exc:
@@ -25,16 +25,16 @@ def test_an_unknown_name_is_still_an_attribute_error():
             raise AssertionError(f"{module.__name__} made up a NoSuchThing")
 
 
-def test_a_registry_defines_them_only_when_a_decision_is_read_or_a_plugin_bound():
+def test_a_registry_defines_plugin_policy_only_when_a_plugin_is_bound():
     code = """
 import sys
 from toolreg import ToolRegistry
 r = ToolRegistry()
 r.register("t", "s", {"name": "t", "description": "d", "parameters": {"type": "object"}}, str)
-assert "toolreg._core.decision_record" not in sys.modules
 assert "toolreg._core.plugin_policy" not in sys.modules
 (d,) = r.decisions()
-assert type(d).__module__ == "toolreg._core.decision_record" and d.tool == "t", d
+from toolreg._core.decisions import Decision
+assert type(d) is Decision and d.tool == "t", d
 r.register_plugin_override_policy("somepack", False)
 assert "toolreg._core.plugin_policy" in sys.modules
 print("ok")

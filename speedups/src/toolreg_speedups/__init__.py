@@ -1,1 +1,0 @@
-"""toolreg's dispatch hot path, compiled (see toolreg's docs/registry.md)."""
