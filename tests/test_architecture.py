@@ -31,7 +31,7 @@ LAYERS = (
     # the faces
     (
         *("", "__main__", "cli", "integrations", "testing", "workspace"),
-        *("pytest_plugin", "_pack_loader"),
+        *("pytest_plugin", "_pack_loader", "serve"),
     ),
 )
 

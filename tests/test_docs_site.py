@@ -36,7 +36,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_api_page_documents_every_public_name(site: Path) -> None:
     page = (site / "api" / "index.html").read_text(encoding="utf-8")
     # An undocumented name is left off the page (show_if_no_docstring is off).
-    missing = [name for name in toolreg.__all__ if f'id="toolreg.{name}"' not in page]
+    # The names that need the mcp extra are outside __all__ but public all the same.
+    names = [*toolreg.__all__, "McpManager", "ReconnectPolicy"]
+    missing = [name for name in names if f'id="toolreg.{name}"' not in page]
     assert not missing
     assert ":class:" not in page and ":func:" not in page  # roles shown as code
 
@@ -69,3 +71,31 @@ def test_the_host_guide_runs_as_written(tmp_path: Path) -> None:
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.splitlines()[-1] == "ran"
+
+
+#: An import of toolreg code in Python: ``import toolreg.x`` or ``from toolreg.x import y``.
+IMPORT = re.compile(r"^\s*(?:from|import)\s+(toolreg(?:\.\w+)*)", flags=re.MULTILINE)
+
+
+def code_shown() -> dict[str, str]:
+    """Every code block of the docs and the README, and every example script, by where it is."""
+    shown: dict[str, str] = {}
+    for page in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        for n, block in enumerate(re.findall(r"^ *```[^\n]*\n(.*?)^ *```", text, re.M | re.S)):
+            shown[f"{page.relative_to(REPO)} block {n + 1}"] = block
+    for script in sorted((REPO / "docs" / "examples").glob("*.py")):
+        shown[str(script.relative_to(REPO))] = script.read_text(encoding="utf-8")
+    return shown
+
+
+def test_the_code_the_docs_show_imports_no_private_module() -> None:
+    shown = code_shown()
+    imports = {(where, name) for where, code in shown.items() for name in IMPORT.findall(code)}
+    private = sorted(
+        (where, name)
+        for where, name in imports
+        if any(part.startswith("_") for part in name.split("."))
+    )
+    assert not private, private
+    assert "toolreg.serve" in {name for _, name in imports}  # the embedding example was read

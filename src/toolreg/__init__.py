@@ -6,6 +6,8 @@ tool packs and MCP servers all write into it, and agent hosts read from it.
 Every public name is imported on first use (PEP 562), so ``import toolreg``
 costs next to nothing and each part loads only what it needs: the registry
 does not load the config reader, pluggy, the validators or the MCP SDK.
+``McpManager`` and ``ReconnectPolicy`` need the ``mcp`` extra, so they are
+attributes outside ``__all__``: ``from toolreg import *`` works without it.
 """
 
 from ._contract.version import __version__
@@ -15,6 +17,7 @@ from ._contract.version import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._authoring.decorator import tool
+    from ._contract.client_log import ClientLog, bound_client_log
     from ._contract.entry import ToolEntry, ToolOptions
     from ._contract.names import DefinitionFormat
     from ._contract.result_message_types import (
@@ -38,8 +41,8 @@ if TYPE_CHECKING:
     from ._loaders.plugins import PluginHost
     from ._loaders.report import PluginOutcome, PluginReport
     from ._mcp.api import get_mcp_manager, start_mcp, stop_mcp
-    from ._mcp.link import ReconnectPolicy
-    from ._mcp.manager import McpManager
+    from ._mcp.link import ReconnectPolicy as ReconnectPolicy  # outside __all__: needs mcp
+    from ._mcp.manager import McpManager as McpManager  # outside __all__: needs mcp
     from ._policy.apply_config import apply_config, apply_toolset_config
     from ._policy.config import Config, ConfigError, load_config, parse_config
     from ._registry.registry import ToolRegistry, registry
@@ -60,6 +63,7 @@ del TYPE_CHECKING
 _SOURCES = {
     "AnthropicToolDefinition": "._schemas.definition_types",
     "AnthropicToolResult": "._contract.result_message_types",
+    "ClientLog": "._contract.client_log",
     "Config": "._policy.config",
     "ConfigError": "._policy.config",
     "Decision": "._core.decisions",
@@ -88,6 +92,7 @@ _SOURCES = {
     "apply_config": "._policy.apply_config",
     "current_context": "._contract.tool_context",
     "apply_toolset_config": "._policy.apply_config",
+    "bound_client_log": "._contract.client_log",
     "discover_builtin_tools": "._discovery.builtins",
     "enable_tracing": "._registry.tracing_switch",
     "get_cache_problems": "._discovery.cache_files",
@@ -113,12 +118,13 @@ _SOURCES = {
     "worker_stats": "._dispatch.workers",
 }
 
-#: Public names whose modules need the optional MCP SDK.
+#: Public names whose modules need the optional MCP SDK: left out of ``__all__``.
 _NEEDS_MCP = frozenset({"McpManager", "ReconnectPolicy"})
 
 __all__ = [
     "AnthropicToolDefinition",
     "AnthropicToolResult",
+    "ClientLog",
     "Config",
     "ConfigError",
     "Decision",
@@ -127,7 +133,6 @@ __all__ = [
     "GeminiFunctionDeclaration",
     "GeminiFunctionResponsePart",
     "HookFailure",
-    "McpManager",
     "McpToolDefinition",
     "McpToolResult",
     "OpenAIFunction",
@@ -139,7 +144,6 @@ __all__ = [
     "PluginOutcome",
     "PluginPolicy",
     "PluginReport",
-    "ReconnectPolicy",
     "ToolContext",
     "ToolEntry",
     "ToolOptions",
@@ -147,6 +151,7 @@ __all__ = [
     "__version__",
     "apply_config",
     "apply_toolset_config",
+    "bound_client_log",
     "current_context",
     "discover_builtin_tools",
     "enable_tracing",

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import KeptClientLog
-from toolreg import ToolContext, ToolRegistry, current_context, tool
-from toolreg._contract.client_log import bound_client_log
+from toolreg import ToolContext, ToolRegistry, bound_client_log, current_context, tool
 from toolreg._contract.tool_context import TOOL_CALL_ID, TOOL_NAME
 
 
@@ -137,3 +136,42 @@ def test_an_async_handlers_log_reaches_the_client_bound_to_its_call() -> None:
         ("notice", "on the shared loop", "toolreg.tools.note"),
         ("notice", "awaited", "toolreg.tools.note"),
     ]
+
+
+class RefusingClientLog:
+    """A client whose level or bound leaves every message out."""
+
+    def log(self, level: str, message: str, logger: str | None = None) -> bool:
+        return False
+
+
+def test_log_to_client_reaches_the_bound_client_alone_and_says_whether_it_was_queued(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    reg = ToolRegistry()
+    answers: list[bool] = []
+
+    @tool(registry=reg)
+    def shout(text: str, ctx: ToolContext) -> str:
+        answers.append(ctx.log_to_client("warning", text))
+        return "shouted"
+
+    reg.register("plain", "ts", {}, lambda args: str(current_context().log_to_client("info", "x")))
+    caplog.set_level(logging.DEBUG, logger="toolreg")
+    sink = KeptClientLog()
+    with bound_client_log(sink):
+        assert reg.dispatch("shout", {"text": "hello"}) == "shouted"
+        assert reg.dispatch("plain", {}) == "True"
+    with bound_client_log(RefusingClientLog()):
+        reg.dispatch("shout", {"text": "unheard"})
+    reg.dispatch("shout", {"text": "nobody bound"})
+    # Outside a bound call current_context() knows no tool: the shared logger's name.
+    assert sink.sent == [
+        ("warning", "hello", "toolreg.tools.shout"),
+        ("info", "x", "toolreg.tools"),
+    ]
+    assert answers == [True, False, False]
+    assert not caplog.records  # the client's, not Python logging's
+
+    with pytest.raises(ValueError, match="unknown log level 'loud'"):
+        ToolContext("t").log_to_client("loud", "x")

@@ -12,6 +12,7 @@ from toolreg import PluginOutcome, is_tool_error  # noqa: E402
 from toolreg._loaders.hook_runner import HookImpl, HookRunner  # noqa: E402
 from toolreg._loaders.isolated_child_server import PackServer, StagingRegistry  # noqa: E402
 from toolreg._loaders.isolated_wire import read_listing  # noqa: E402
+from toolreg._mcp_serve.server import NotOffered  # noqa: E402
 
 SCHEMA = {"parameters": {"type": "object", "properties": {}}}
 
@@ -46,7 +47,8 @@ def test_only_the_packs_own_tools_are_listed_with_meta():
     manifest = read_listing("p", json.loads(pack.definitions_json()))
     assert [(t.name, t.toolset, t.override) for t in manifest.tools] == [("own", "ts", True)]
     assert manifest.status == "loaded"
-    assert pack.dispatch("borrowed", {}) == '{"error": "Unknown tool: borrowed"}'
+    with pytest.raises(NotOffered):  # a tool the pack does not own is not offered
+        pack.dispatch("borrowed", {})
     assert pack.dispatch("own", {}) == "own"
 
 

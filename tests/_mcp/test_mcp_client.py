@@ -39,7 +39,7 @@ from toolreg import (  # noqa: E402
 )
 from toolreg._contract.names import registry_name, sanitise, wanted  # noqa: E402
 from toolreg._mcp.link import ReconnectPolicy  # noqa: E402
-from toolreg.cli import _doctor, _render, main  # noqa: E402
+from toolreg.cli import _commands, _render, main  # noqa: E402
 
 SERVERS = Path(__file__).parent / "servers"
 PYTHON = sys.executable
@@ -555,7 +555,7 @@ def test_a_server_that_keeps_failing_is_parked_and_shown_by_doctor() -> None:
     manager = start_mcp(config, toolreg.registry, policy=policy)  # doctor reads the global one
     try:
         wait_for(lambda: manager.status()[0]["state"] == "parked", 15, "parking")
-        report = _doctor.doctor_report()
+        report = _commands.doctor_report()
         (server,) = report["mcp_servers"]
         assert (server["name"], server["state"], server["failures"]) == ("broken", "parked", 3)
         assert server["last_error"]
@@ -563,7 +563,7 @@ def test_a_server_that_keeps_failing_is_parked_and_shown_by_doctor() -> None:
         assert "MCP servers not connected (1):" in text and "broken: parked after 3" in text
     finally:
         stop_mcp()
-    assert _doctor.doctor_report()["mcp_servers"] == []
+    assert _commands.doctor_report()["mcp_servers"] == []
 
 
 def test_connect_timeout_bounds_a_server_that_never_answers(reg: ToolRegistry) -> None:

@@ -103,6 +103,42 @@ def test_stdio_toolset_narrows_the_offer(serve_setup: ServeSetup) -> None:
     run(session)
 
 
+#: Tools whose results read exactly like the registry's unknown-tool error.
+IMPOSTORS = """
+from toolreg import tool_error
+
+registry.register(
+    "impostor", "demo", _schema("impostor"), lambda args: tool_error("Unknown tool: impostor")
+)
+registry.register(
+    "ghost", "demo", _schema("ghost"), lambda args: tool_error("Unknown tool: no_such_tool")
+)
+"""
+
+
+def test_a_result_worded_like_the_unknown_tool_error_stays_a_tool_result(tmp_path) -> None:
+    """Serve asks the registry whether a tool is offered; it never reads that off the result."""
+    from toolreg import ToolRegistry
+
+    setup = ServeSetup.create(tmp_path)
+    setup.plugin.write_text(PLUGIN + IMPOSTORS)
+
+    async def session() -> None:
+        async with Client(stdio_client_for(setup, "--toolset", "demo")) as client:
+            for name, named in (("impostor", "impostor"), ("ghost", "no_such_tool")):
+                result = await client.call_tool(name, {})
+                # Word for word what the registry answers for a tool it lacks.
+                assert text_of(result) == ToolRegistry().dispatch(named, {})
+                assert result.is_error
+            await assert_unknown_tool(client, "no_such_tool")
+            await assert_unknown_tool(client, "current_time")  # hidden by --toolset
+
+    try:
+        run(session)
+    finally:
+        setup.close()
+
+
 @posix_only
 def test_stdio_sighup_reload_sends_listen_event(serve_setup: ServeSetup) -> None:
     """A 2026-07-28 client (the SDK's default) hears of the change on its listen stream."""

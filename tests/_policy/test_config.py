@@ -10,7 +10,7 @@ import pytest
 
 from toolreg import Config, ConfigError, load_config, parse_config
 from toolreg._policy.config import PluginEntryConfig, find_config, user_config_dir
-from toolreg.cli import _commands, _state, main
+from toolreg.cli import _commands, main
 
 FULL = """
 [plugins]
@@ -314,12 +314,12 @@ def test_bad_config_stops_list_before_anything_loads(tmp_path, capsys, monkeypat
     calls: list[str] = []
     monkeypatch.setattr(_commands, "discover_builtin_tools", lambda: calls.append("builtins"))
     monkeypatch.setattr(_commands, "load_plugins", lambda *a, **k: calls.append("plugins"))
-    monkeypatch.setattr(_state.state, "config", None)
+    monkeypatch.setattr(_commands.state, "config", None)
     code = main([str(source) if arg == "BAD" else arg for arg in argv])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert f"{source}: plugins.entries.x.version" in one_line_error(err)
-    assert calls == [] and _state.state.config is None
+    assert calls == [] and _commands.state.config is None
 
 
 def test_good_config_is_applied_by_list(tmp_path, capsys, cli_env):

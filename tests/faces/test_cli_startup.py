@@ -46,11 +46,8 @@ OTHER_COMMANDS = tuple(
     f"toolreg.cli.{m}"
     for m in (
         "_serve",
-        "_doctor",
-        "_plugin_commands",
         "_config_check",
         "_pip_commands",
-        "_completion",
         "_scaffold",
     )
 )

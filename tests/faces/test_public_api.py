@@ -2,21 +2,107 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import sys
+import textwrap
 import types
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 import toolreg
 
+#: Public attributes that need an extra (``mcp``), so ``__all__`` leaves them out.
+OPTIONAL = {"McpManager", "ReconnectPolicy"}
 
-def test_the_exported_names_are_exactly_all():
+
+def test_the_exported_names_are_exactly_all_and_the_optional_ones():
     public = {
         name
         for name in dir(toolreg)
         if not name.startswith("_") and not isinstance(getattr(toolreg, name), types.ModuleType)
     }
-    assert public == set(toolreg.__all__) - {"__version__"}
+    assert public == set(toolreg.__all__) - {"__version__"} | OPTIONAL
+    assert not OPTIONAL & set(toolreg.__all__)
     assert len(toolreg.__all__) == len(set(toolreg.__all__))
+
+
+def core_modules() -> set[str]:
+    """Top-level modules an install of toolreg-core alone has: its dependencies' closure."""
+    provides: dict[str, set[str]] = {}
+    for module, dists in importlib.metadata.packages_distributions().items():
+        for dist in dists:
+            provides.setdefault(canonicalize_name(dist), set()).add(module)
+    seen: set[str] = set()
+    todo = ["toolreg-core"]
+    while todo:
+        dist = todo.pop()
+        if dist in seen:
+            continue
+        seen.add(dist)
+        for line in importlib.metadata.requires(dist) or ():
+            req = Requirement(line)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(canonicalize_name(req.name))
+    return {module for dist in seen for module in provides.get(dist, ())} | {"toolreg"}
+
+
+#: Run first in a fresh interpreter: any top-level module outside the standard
+#: library and toolreg-core's dependencies cannot be imported, as if no extra
+#: (and nothing else) were installed.
+NO_EXTRAS = """
+import sys
+
+ALLOWED = set({allowed!r}) | set(sys.stdlib_module_names)
+
+
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] not in ALLOWED:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NotInstalled())
+try:
+    import mcp
+except ImportError:
+    pass
+else:
+    raise AssertionError("the blocker let mcp through")
+"""
+
+
+def run_without_extras(code: str) -> None:
+    script = NO_EXTRAS.format(allowed=sorted(core_modules())) + textwrap.dedent(code)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+
+
+def test_star_import_works_with_no_extra_installed():
+    run_without_extras(
+        """
+        from toolreg import *
+        import toolreg
+
+        missing = [name for name in toolreg.__all__ if name not in globals()]
+        assert not missing, missing
+        assert "mcp" not in sys.modules
+        for name in ("McpManager", "ReconnectPolicy"):
+            try:
+                getattr(toolreg, name)
+            except ImportError as exc:
+                assert "toolreg-core[mcp]" in str(exc), exc
+            else:
+                raise AssertionError(f"toolreg.{name} loaded without the MCP SDK")
+        try:
+            import toolreg.serve
+        except ImportError as exc:
+            assert "toolreg-core[mcp]" in str(exc), exc
+        else:
+            raise AssertionError("toolreg.serve loaded without the MCP SDK")
+        """
+    )
 
 
 def test_exported_definitions_report_module_toolreg():

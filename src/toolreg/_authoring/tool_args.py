@@ -1,13 +1,10 @@
-"""JSON arguments in, the declared Python types out.
+"""JSON arguments in, the declared Python types out: the converters of an ``@tool`` handler.
 
-An ``@tool`` function's handler runs each argument through a converter built
-once, at decoration, from the parameter's annotation: a value for an Enum
-parameter becomes the member, an object becomes the dataclass, TypedDict or
-pydantic model, an array becomes the tuple or set. This is conversion, not
-validation (dispatch has already checked the arguments against the schema),
-but what cannot be converted is reported as :class:`Invalid`, naming the
-argument, so a direct call or a call with validation turned off still gets a
-message the model can act on instead of a traceback from deep in the tool.
+Each parameter's converter is built once, at decoration, from its annotation:
+an Enum member, a dataclass or model, a tuple, a datetime from its ISO string.
+This is conversion, not validation; what cannot be converted raises
+:class:`Invalid` naming the argument, so a call without validation still gets
+a message the model can act on.
 """
 
 from __future__ import annotations
@@ -15,9 +12,8 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Callable
-from typing import Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
-from .scalar_args import SIMPLE, STDLIB, Convert, Invalid, describe, identity, null, string, wrong
 from .tool_json import to_jsonable
 from .type_kinds import (
     ANY_TYPES,
@@ -39,7 +35,138 @@ from .type_kinds import (
     typeddict_fields,
 )
 
+if TYPE_CHECKING:
+    import datetime as dt
+    import decimal
+
 __all__ = ["Convert", "Converters", "Invalid", "describe"]
+
+# -- scalars: checked, and converted where JSON spells them as strings -------------------
+
+#: ``convert(value, path)`` returns the Python value or raises Invalid.
+Convert = Callable[[Any, str], Any]
+
+
+class Invalid(ValueError):
+    """An argument that cannot become its declared type; says where and why."""
+
+    def __init__(self, path: str, problem: str, expected: str | None = None) -> None:
+        super().__init__(f"argument {path!r} {problem}")
+        self.path = path
+        self.expected = expected
+
+
+def wrong(path: str, expected: str, value: Any) -> Invalid:
+    return Invalid(path, f"must be {expected}, got {describe(value)}", expected)
+
+
+def describe(value: Any) -> str:
+    """A value in the words of JSON, short enough for an error message."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= 60 else text[:56] + '…"'
+    return type(value).__name__
+
+
+def identity(value: Any, path: str) -> Any:
+    return value
+
+
+def null(value: Any, path: str) -> None:
+    if value is not None:
+        raise wrong(path, "null", value)
+
+
+def string(value: Any, path: str) -> str:
+    if isinstance(value, str):
+        return value
+    raise wrong(path, "a string", value)
+
+
+def _int(value: Any, path: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # JSON Schema counts 3.0 as an integer
+    raise wrong(path, "an integer", value)
+
+
+def _float(value: Any, path: str) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise wrong(path, "a number", value)
+
+
+def _bool(value: Any, path: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise wrong(path, "true or false", value)
+
+
+def _from_string(cls: type, parse: Callable[[str], Any], what: str) -> Convert:
+    def convert(value: Any, path: str) -> Any:
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            try:
+                return parse(value)
+            except ValueError:
+                pass
+        raise wrong(path, what, value)
+
+    return convert
+
+
+def _datetime(text: str) -> dt.datetime:
+    import datetime as dt  # loaded already: the parameter's annotation names it
+
+    # fromisoformat learnt the "Z" suffix only in Python 3.11.
+    return dt.datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
+
+
+def _decimal(value: Any, path: str) -> decimal.Decimal:
+    import decimal  # loaded already: the parameter's annotation names it
+
+    if isinstance(value, (int, float, str, decimal.Decimal)) and not isinstance(value, bool):
+        try:
+            return decimal.Decimal(str(value))
+        except decimal.InvalidOperation:
+            pass
+    raise wrong(path, "a decimal number", value)
+
+
+SIMPLE: dict[Any, Convert] = {
+    str: string,
+    int: _int,
+    float: _float,
+    bool: _bool,
+    type(None): null,
+    bytes: _from_string(bytes, str.encode, "a string"),
+}
+# By (module, name), each made from the type itself: recognised without importing
+# its module (see type_kinds.stdlib_type).
+STDLIB: dict[tuple[str, str], Callable[[Any], Convert]] = {
+    ("datetime", "datetime"): lambda tp: _from_string(tp, _datetime, "an ISO 8601 date-time"),
+    ("datetime", "date"): lambda tp: _from_string(tp, tp.fromisoformat, "an ISO 8601 date"),
+    ("datetime", "time"): lambda tp: _from_string(tp, tp.fromisoformat, "an ISO 8601 time"),
+    ("uuid", "UUID"): lambda tp: _from_string(tp, tp, "a UUID"),
+    ("pathlib", "Path"): lambda tp: _from_string(tp, tp, "a path"),
+    ("pathlib", "PurePath"): lambda tp: _from_string(tp, tp, "a path"),
+    ("decimal", "Decimal"): lambda tp: _decimal,
+}
+
+
+# -- containers, unions, enums and structures, built from the scalars -------------------
 
 
 def _union(members: list[Convert]) -> Convert:

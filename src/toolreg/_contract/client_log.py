@@ -1,10 +1,9 @@
 """Log messages from inside a tool call to the client that made the call.
 
-Whoever runs a call on behalf of a client (``toolreg serve`` for an MCP
-client) binds a :class:`ClientLog` for the length of the call; code running
-inside the call, in the same thread or in a thread that copied its context,
-reaches it through :func:`log_to_client`. Outside a bound call nothing is sent
-and :func:`log_to_client` says so by returning False.
+Whoever runs a call on behalf of a client (``toolreg serve``, or a host with
+clients of its own) binds a :class:`ClientLog` for the length of the call with
+:func:`bound_client_log`; the tool reaches it through
+``ToolContext.log_to_client``, in its own thread or one that copied its context.
 
 The levels are MCP's (RFC 5424 severities), lowest first.
 """
@@ -32,7 +31,10 @@ _RANK = {level: rank for rank, level in enumerate(LEVELS)}
 
 
 class ClientLog(Protocol):
-    """Where one call's log messages go; ``log`` must never block or raise."""
+    """Where one call's log messages go (see ``bound_client_log``).
+
+    ``log`` must never block or raise: it runs on the tool's thread.
+    """
 
     def log(self, level: str, message: str, logger: str | None = None) -> bool:
         """Queue ``message`` for the client; False when it was not (filtered, over a limit)."""
@@ -83,7 +85,11 @@ def log_to_client(level: str, message: str, logger: str | None = None) -> bool:
 
 @contextlib.contextmanager
 def bound_client_log(sink: ClientLog | None) -> Iterator[None]:
-    """Make ``sink`` the client log of the code run inside the block (None: no client)."""
+    """Make ``sink`` the client log of the tool calls run inside the block (None: no client).
+
+    A host that runs calls for clients of its own wraps each ``dispatch`` in
+    it; the tool's ``ctx.log_to_client`` then reaches ``sink``.
+    """
     token = _current.set(sink)
     try:
         yield

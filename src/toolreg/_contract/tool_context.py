@@ -1,19 +1,10 @@
 """What a running tool may tell its caller while it works: progress and log messages.
 
-A ``@tool`` function asks for a :class:`ToolContext` by annotating a parameter
-with it; a hand-written handler calls :func:`current_context`. Whoever runs a
-call with a listener (``dispatch(..., progress=callback)``, ``toolreg serve``
-for a client that sent a ``progressToken``), and every async call
-(``adispatch``, ``adispatch_many``), binds a :class:`CallScope` for the length
-of the call, in a ``ContextVar``: the handler's own thread, a worker that
-copied the caller's context (calls with a timeout) and an async handler's task
-all see it, and two calls on one event loop each see their own. Plain
-synchronous calls bind nothing and pay nothing.
-
-The records a tool logs through its context, and those of the ``toolreg``
-loggers that log on a call's behalf (``toolreg.dispatch``, ``toolreg.mcp``),
-carry the call as ``tool_name`` and ``tool_call_id`` (None outside a bound
-call).
+A tool gets its :class:`ToolContext` from ``@tool`` (an annotated parameter) or
+:func:`current_context`. Whoever runs a call with a listener, and every async
+call, binds a :class:`CallScope` for the call in a ``ContextVar``: the handler's
+thread, a worker that copied its context and an async handler's task all see
+it. Plain synchronous calls bind nothing and pay nothing.
 """
 
 from __future__ import annotations
@@ -116,12 +107,12 @@ def stamp_call_records() -> None:
 
 
 class ToolContext:
-    """A tool call's line back to its caller; both methods are no-ops when nobody listens.
+    """A tool call's line back to its caller; its methods do nothing when nobody listens.
 
     ``report_progress`` reaches the ``progress=`` callback of ``dispatch`` (and
     a ``toolreg serve`` client's progress handler). ``log`` writes to the
     ``toolreg.tools.<name>`` logger, which ``toolreg serve`` forwards to the
-    client of the call.
+    client of the call; ``log_to_client`` writes to that client alone.
     """
 
     __slots__ = ("tool", "call_id", "_progress")
@@ -176,6 +167,17 @@ class ToolContext:
         """
         rank(level)
         log_for_tool(self.tool, self.call_id, level, message)
+
+    def log_to_client(self, level: str, message: str) -> bool:
+        """Send ``message`` at MCP ``level`` to the client of this call, and only there.
+
+        Returns whether it was queued: False outside a call made for a client
+        (``toolreg serve``'s, or one a host bound with ``bound_client_log``),
+        below the level the client asked for, or past the call's bound. Never
+        blocks. ValueError for a level that is not an MCP level.
+        """
+        logger = TOOL_LOGGERS if self.tool is None else f"{TOOL_LOGGERS}.{self.tool}"
+        return log_to_client(level, message, logger)
 
 
 def log_for_tool(

@@ -33,10 +33,15 @@ def start_mcp(
     try:
         from . import manager
     except ModuleNotFoundError as exc:
-        if (exc.name or "").partition(".")[0] in _SDK_MODULES:
+        if missing_sdk(exc):
             raise ImportError(MCP_MISSING) from exc
         raise
     return manager.start_mcp(config, registry, **options)
+
+
+def missing_sdk(exc: ModuleNotFoundError) -> bool:
+    """Whether ``exc`` says a module of the ``mcp`` extra is not installed."""
+    return (exc.name or "").partition(".")[0] in _SDK_MODULES
 
 
 def stop_mcp(registry: ToolRegistry | None = None) -> None:

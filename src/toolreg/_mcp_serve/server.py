@@ -1,18 +1,10 @@
 """``toolreg serve``: the registry's tools offered to MCP clients over stdio or HTTP.
 
-Built on the MCP SDK's low-level ``Server``, because our tools bring their own
-JSON schemas and the tool list changes at run time: ``tools/list`` answers from
-``registry.get_definitions(format="mcp")`` on every request, and ``tools/call``
-goes through ``registry.dispatch`` in a worker thread of the calls' own pool
-(``server_calls``), so validation, hooks, timeouts and result caps all apply.
-
-Change notification: a background task polls ``registry.generation`` (an int
-read, every 0.5 s). When it moves and the offered definitions really differ,
-2026-07-28 clients get a ``tools_list_changed`` event on their
-``subscriptions/listen`` stream and earlier clients a
-``notifications/tools/list_changed`` on their connection.
-
-Imports ``mcp``; ``import toolreg`` never imports this module.
+``ToolServer`` answers ``tools/list`` from the registry's MCP definitions on
+every request and runs ``tools/call`` through ``registry.dispatch`` on the
+calls' own pool (``server_calls``); a background task tells clients when the
+offered list changes. Over HTTP it is an ASGI app behind the guard and the
+health probes, served by uvicorn on a socket ``bind`` opened. Imports ``mcp``.
 """
 
 from __future__ import annotations
@@ -21,6 +13,7 @@ import json
 import logging
 import signal
 import socket
+import sys
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -37,17 +30,17 @@ from mcp.server.streamable_http import EventStore
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
-from .._contract.results import tool_error
+from .._contract.results import clip, tool_error
 from .._contract.tool_context import ProgressCallback
 from .._contract.version import __version__
-from .._dispatch.call_outcomes import unknown
 from .._mcp.convert import KEEP_STRUCTURED
 from .._registry.registry import ToolRegistry
 from .._schemas.definition_types import McpToolDefinition
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
-from .event_store import MemoryEventStore, resumable
-from .server_calls import CallLimits, ClientGone, gone_event, session_key
-from .server_http import http_app
+from .event_store import RETRY_MS, MemoryEventStore, SessionEvents, SessionScopes, resumable
+from .http_guard import HttpGuard, is_loopback_host
+from .probes import ProbeRoutes
+from .server_calls import CallLimits, ClientGone, DisconnectWatch, gone_event, session_key
 from .server_log import ServeLogs, relaying
 from .server_progress import progress_for_call
 from .server_results import StructuredResults
@@ -59,8 +52,16 @@ POLL_INTERVAL = 0.5
 #: Seconds between availability re-checks when nothing was registered: a tool
 #: whose ``check_fn`` starts failing leaves the list without bumping the generation.
 RECHECK_INTERVAL = 30.0
-#: How the registry's unknown-tool error starts: the cheap test before the exact one.
-_UNKNOWN = unknown("").removesuffix('"}')
+#: Where the streamable HTTP transport answers.
+HTTP_PATH = "/mcp"
+
+
+class NotOffered(LookupError):
+    """A call names a tool this server does not offer: unknown, unavailable or filtered out."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
 
 
 class _ToolregServer(Server[Any]):
@@ -85,7 +86,12 @@ class _ToolregServer(Server[Any]):
 
 
 class ToolServer:
-    """One registry (all of it, or some toolsets) behind an MCP server."""
+    """One registry (all of it, or the tools of ``toolsets``) behind an MCP server.
+
+    ``serve_stdio()`` serves one client on stdin/stdout; ``serve_http(sock,
+    host)`` serves streamable HTTP on a socket from ``bind``; ``http_app(host)``
+    is the ASGI app alone. ``reload`` runs on SIGHUP, in a worker thread.
+    """
 
     def __init__(
         self,
@@ -200,10 +206,13 @@ class ToolServer:
     def dispatch(
         self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
     ) -> str | dict[str, Any]:
-        """``registry.dispatch`` for offered tools; the unknown-tool error for the rest."""
+        """``registry.dispatch`` for an offered tool; NotOffered for any other name.
+
+        The verdict comes from the registry before the call, never from the
+        result: a handler may return any text, the unknown-tool error's included.
+        """
         if not self.is_offered(name):
-            # The registry's own wording: a tool outside the set does not exist here.
-            return unknown(name)
+            raise NotOffered(name)
         keep = KEEP_STRUCTURED.set(True)  # a proxied MCP tool's structuredContent comes along
         try:
             return self.registry.dispatch(name, arguments, progress=progress)
@@ -234,18 +243,32 @@ class ToolServer:
                     # A client that can resume a broken stream has not gone away:
                     # the call goes on, and its answer waits in the event store.
                     None if self._resumable(request) else gone_event(request),
-                    self.dispatch,
+                    self._outcome,
                     params.name,
                     params.arguments or {},
                     progress,
                 )
         except ClientGone:  # nobody is left to read this answer
             result = tool_error("The client went away before the call started")
-        if type(result) is str and result.startswith(_UNKNOWN) and result == unknown(params.name):
+        if isinstance(result, NotOffered):
             # MCP lists a call to a tool the server does not have among the protocol
-            # errors; the model cannot fix that one by changing the arguments.
-            raise MCPError(types.INVALID_PARAMS, json.loads(result)["error"])
+            # errors; the model cannot fix that one by changing the arguments. A tool
+            # hidden or unavailable gets the words of one that does not exist.
+            raise MCPError(types.INVALID_PARAMS, clip(f"Unknown tool: {result.name}"))
         return self.results.call_result(self.registry.get_entry(params.name), result)
+
+    def _outcome(
+        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None
+    ) -> str | dict[str, Any] | NotOffered:
+        """``dispatch``'s result, or its NotOffered as a value.
+
+        Returned, not raised: the calls' task groups would wrap an exception in
+        an ExceptionGroup on its way back to ``_call_tool``.
+        """
+        try:
+            return self.dispatch(name, arguments, progress)
+        except NotOffered as exc:
+            return exc
 
     def _resumable(self, request: Any) -> bool:
         return not self.stateless and resumable(request)
@@ -367,8 +390,32 @@ class ToolServer:
                 tg.cancel_scope.cancel()
 
     def http_app(self, host: str, *, stateless: bool = False, token: str | None = None) -> Any:
-        """The ASGI app: streamable HTTP at ``/mcp`` behind the guard, and the health probes."""
-        return http_app(self, host, stateless=stateless, token=token)
+        """The ASGI app: streamable HTTP at ``/mcp`` behind the guard, and the health probes.
+
+        The guard (``http_guard``) checks Host and Origin on a loopback ``host``,
+        and the bearer ``token`` when there is one; ``/healthz`` and ``/readyz``
+        are answered ahead of it, with details only for requests it admits (``probes``).
+        """
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        async def details() -> dict[str, Any]:
+            tools = await anyio.to_thread.run_sync(self.definitions)
+            return {"tools": len(tools), "generation": self.registry.generation}
+
+        # Sessions keep their streams' events for a client that resumes (event_store).
+        events = None if stateless else SessionEvents(self.event_store)
+        app = self.server.streamable_http_app(
+            streamable_http_path=HTTP_PATH,
+            stateless_http=stateless,
+            event_store=events,
+            retry_interval=None if events is None else RETRY_MS,
+            # The guard checks Host and Origin for every route and every loopback
+            # address; the SDK's own check knows three spellings and only /mcp.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        inner = DisconnectWatch(app) if events is None else SessionScopes(DisconnectWatch(app))
+        guard = HttpGuard(inner, loopback=is_loopback_host(host), token=token)
+        return ProbeRoutes(guard, guard.admits, details)
 
     async def serve_http(
         self,
@@ -397,3 +444,27 @@ class ToolServer:
                 await self._background(tg)
                 await uvicorn.Server(config).serve(sockets=[sock])
                 tg.cancel_scope.cancel()
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0: any free port), for ``serve_http``."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    if sys.platform != "win32":
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def url_for(sock: socket.socket) -> str:
+    """The URL MCP clients reach ``sock``'s server at."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{HTTP_PATH}"

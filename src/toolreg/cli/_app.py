@@ -1,10 +1,9 @@
-"""Argument parsing and the ``main`` entry point: turns every outcome into an exit code.
+"""Argument parsing and ``main``: every command line to an exit code.
 
-Each command's module is imported when that command runs, and a command line
-that starts with a command's name gets a parser holding that subcommand alone:
-``toolreg list --json`` pays for neither ``serve``'s arguments nor ``doctor``'s
-imports. Anything else (``--help``, options before the command, a mistyped
-command) gets the whole parser, so its help and errors list every command.
+A command line that starts with a command's name gets a parser holding that
+subcommand alone, and each command's module is imported when it runs, so
+``toolreg list`` pays for nothing of ``serve``. Anything else (``--help``, a
+mistyped command) gets the whole parser, so its help and errors list every command.
 """
 
 from __future__ import annotations
@@ -15,14 +14,14 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from importlib import import_module
+from typing import Any, NoReturn
 
 from toolreg import stop_mcp
 
-from . import _gc_pause
-from ._errors import EXIT_FAILURE, CliError
+from . import _resume_collector
+from ._errors import EXIT_FAILURE, EXIT_OK, CliError
 from ._help import Epilog, HelpFormatter, Parser
 from ._logs import cli_logging
-from ._version import VersionAction
 
 # The definition formats of registry.get_definitions (toolreg._schemas.formats.FORMATS).
 FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp")
@@ -68,6 +67,46 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if command is None or name == command:
             add(sub, verbose)
     return parser
+
+
+class VersionAction(argparse.Action):
+    """``-V``: like argparse's ``version`` action, but the text is read only when asked for.
+
+    The packs' versions come from their metadata, found as the loader finds
+    them; none is imported, so ``-V`` runs no pack's code and works when one is broken.
+    """
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault(
+            "help", "print toolreg's and the installed tool packs' versions, then exit"
+        )
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        print(version_text())
+        parser.exit()
+
+
+def version_text() -> str:
+    """``toolreg X.Y.Z (...)`` and one line per installed tool pack."""
+    # Only -V pays for these: the parser is built on every command.
+    import platform
+
+    from toolreg import __version__
+
+    from .._discovery.dist_info import DISTRIBUTION
+    from .._discovery.entrypoints import find_packs
+
+    python = f"{platform.python_implementation()} {platform.python_version()}"
+    lines = [f"toolreg {__version__} ({DISTRIBUTION}, {python}, {sys.executable})"]
+    packs = find_packs()
+    if not packs:
+        lines.append("no tool packs installed (entry-point group toolreg.tools)")
+        return "\n".join(lines)
+    lines.append(f"tool packs ({len(packs)}):")
+    width = max(len(pack.plugin_id) for pack in packs)
+    lines += [f"  {pack.plugin_id.ljust(width)}  {pack.version or '?'}" for pack in packs]
+    return "\n".join(lines)
 
 
 def _mcp_switch() -> argparse.ArgumentParser:
@@ -163,8 +202,6 @@ def _add_uninstall(sub: argparse._SubParsersAction, verbose: argparse.ArgumentPa
 
 
 def _add_completion(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
-    from ._completion import SHELLS
-
     p = sub.add_parser(
         "completion",
         parents=[verbose],
@@ -250,8 +287,6 @@ def _run(args: argparse.Namespace) -> int:
     if not hasattr(args, "config"):
         args.config = None
     if args.command == "completion":
-        from ._completion import cmd_completion
-
         return cmd_completion(args, build_parser())  # writes the script; loads no tools
     module, function = COMMANDS[args.command]
     run = getattr(import_module(module, __package__), function)
@@ -259,7 +294,7 @@ def _run(args: argparse.Namespace) -> int:
         from ._commands import load
 
         load(args)
-    _gc_pause.resume()  # start-up is over: the command collects its own garbage
+    _resume_collector()  # start-up is over: the command collects its own garbage
     return run(args)  # type: ignore[no-any-return]
 
 
@@ -268,8 +303,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("._commands", "cmd_list"),
     "show": ("._commands", "cmd_show"),
     "call": ("._commands", "cmd_call"),
-    "doctor": ("._doctor", "cmd_doctor"),
-    "plugins": ("._plugin_commands", "cmd_plugins"),
+    "doctor": ("._commands", "cmd_doctor"),
+    "plugins": ("._commands", "cmd_plugins"),
     # loads built-ins and packs, starts no MCP server
     "config": ("._config_check", "cmd_config_check"),
     # loads the tools itself, with stdout guarded for stdio
@@ -307,3 +342,37 @@ def _exit_code(exc: SystemExit) -> int:
         return exc.code
     print(exc.code, file=sys.stderr)  # SystemExit("message") means: print it, exit 1
     return EXIT_FAILURE
+
+
+# -- completion: a static script, generated from the parser by shtab (the ``completion`` extra);
+# it runs nothing of toolreg when the user presses TAB.
+
+SHELLS = ("bash", "zsh", "fish")
+SHTAB_MISSING = "toolreg completion needs shtab: pip install 'toolreg-core[completion]'"
+
+# Arguments that name a file or a directory, by dest: the shell offers paths for them.
+_FILE_DESTS = frozenset({"config", "path", "auth_token_file"})
+_DIRECTORY_DESTS = frozenset({"dir"})
+
+
+def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Print the completion script for ``args.shell``; loads no tools."""
+    try:
+        import shtab
+    except ImportError:
+        raise CliError(SHTAB_MISSING, EXIT_FAILURE) from None
+    _mark_paths(parser, shtab.FILE, shtab.DIRECTORY)
+    print(shtab.complete(parser, shell=args.shell))
+    return EXIT_OK
+
+
+def _mark_paths(parser: argparse.ArgumentParser, files: object, directories: object) -> None:
+    """Tell shtab which arguments take paths, in every subcommand's parser."""
+    for action in parser._actions:
+        if action.dest in _FILE_DESTS:
+            action.complete = files  # type: ignore[attr-defined]
+        elif action.dest in _DIRECTORY_DESTS:
+            action.complete = directories  # type: ignore[attr-defined]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                _mark_paths(sub, files, directories)

@@ -1,4 +1,9 @@
-"""The subcommands. Each takes the parsed arguments and returns an exit code."""
+"""The commands that run on loaded tools: ``list``, ``show``, ``call``, ``doctor``, ``plugins``.
+
+``load`` reads the config and loads built-ins, packs and (for some commands)
+MCP servers first, keeping what it found in ``state``; each command then takes
+the parsed arguments and returns an exit code.
+"""
 
 from __future__ import annotations
 
@@ -30,14 +35,25 @@ from . import _render
 from ._definition_flags import flags_given
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from ._logs import quiet_loading
-from ._state import state
 
 if TYPE_CHECKING:
-    from toolreg import DefinitionFormat
+    from toolreg import DefinitionFormat, PluginReport
 
     from ._mcp_cache import KnownTools
 
 log = logging.getLogger(__name__)
+
+
+class LoadState:
+    """What one command's load step produced: its config, plugin report and MCP start."""
+
+    config: Config | None = None
+    report: PluginReport | None = None
+    #: Whether this command connected the MCP servers (``list`` and ``show`` need ``--mcp``).
+    mcp_started: bool = False
+
+
+state = LoadState()
 
 
 def load(args: argparse.Namespace) -> None:
@@ -296,7 +312,7 @@ def cmd_call(args: argparse.Namespace) -> int:
     _require_tool(args.name)
     # A handler that prints (or a child process it starts) would mix its
     # chatter into the result on stdout.
-    from ._progress_bar import progress_bar
+    from ._progress import progress_bar
 
     bar = progress_bar()  # before stdout goes to stderr: a TTY is judged as it is
     try:
@@ -340,6 +356,108 @@ def _json_kind(value: Any) -> str:
 def _mcp_servers() -> list[dict[str, Any]]:
     manager = get_mcp_manager(registry)
     return manager.status() if manager is not None else []
+
+
+# -- doctor ------------------------------------------------------------------------------
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Report import failures, unavailable tools, rejections, distrusted caches. Always exits 0."""
+    report = doctor_report()
+    if args.json:
+        print(_render.to_json(report))
+    else:
+        print(_render.doctor_report(report, _render.terminal_width()))
+    return EXIT_OK
+
+
+def doctor_report() -> dict[str, Any]:
+    """Everything ``doctor`` knows, as the dict ``doctor --json`` prints."""
+    # Only doctor reads these; worker_stats would load the dispatch layer for every command.
+    from toolreg import get_cache_problems, worker_stats
+
+    names = registry.get_all_tool_names()
+    tools = [_tool_record(n) for n in names]
+    failures = get_discovery_failures()
+    return {
+        "summary": {
+            "tools": len(tools),
+            "available": sum(t["available"] for t in tools),
+        },
+        "import_failures": [
+            {"module": module, "error": error} for module, error in sorted(failures.items())
+        ],
+        "unavailable": [
+            {"name": t["name"], "toolset": t["toolset"], "reason": t["reason"]}
+            for t in tools
+            if not t["available"]
+        ],
+        "rejected": [d.to_dict() for d in registry.decisions() if d.action == "rejected"],
+        "plugin_failures": [
+            o.to_dict()
+            for o in (state.report or [])
+            if o.status in ("failed", "refused", "incompatible")
+        ],
+        "hook_failures": [f.to_dict() for f in _hook_failures()],
+        "mcp_servers": _mcp_servers(),
+        "caches": get_cache_problems(),
+        "warnings": workspace_warnings(),
+        # Calls abandoned at their deadline and still running, per worker pool.
+        "stuck_calls": worker_stats(),
+    }
+
+
+def workspace_warnings() -> list[str]:
+    """The built-in file and terminal tools' warning about a root nobody chose, if loaded."""
+    if not any(registry.get_tool_names_for_toolset(ts) for ts in ("file", "terminal")):
+        return []
+    from ..workspace import workspace_warning
+
+    warning = workspace_warning()
+    return [warning] if warning else []
+
+
+def _hook_failures() -> list[Any]:
+    from toolreg import get_plugin_host
+
+    host = get_plugin_host()
+    return host.hook_failures() if host is not None else []
+
+
+# -- plugins -----------------------------------------------------------------------------
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    """Print the plugin report; it is a report, so it exits 0 whatever the statuses."""
+    from toolreg import PluginReport
+
+    report = state.report or PluginReport()
+    if args.json:
+        print(report.to_json(indent=2))
+    else:
+        # With -v, the load step already logged the tracebacks.
+        print(plugin_table(report, _render.terminal_width()))
+    return EXIT_OK
+
+
+def plugin_table(report: PluginReport, width: int | None = None) -> str:
+    if not len(report):
+        return "No tool packs found (entry-point group toolreg.tools), and no local plugins."
+    rows = []
+    for o in report:
+        tools = ", ".join(o.tools_added) or "-"
+        if o.tools_overridden:
+            tools += f" (overrides: {', '.join(o.tools_overridden)})"
+        # The table drops the common prefix: "pre_tool_call" for toolreg_pre_tool_call.
+        hooks = ", ".join(h.removeprefix("toolreg_") for h in o.hooks) or "-"
+        rows.append((o.id, o.version or "-", o.status, o.isolation, tools, hooks, o.reason))
+    headers = ("PLUGIN", "VERSION", "STATUS", "ISOLATION", "TOOLS", "HOOKS", "REASON")
+    text = _render.table(headers, rows, width=width, cut={"TOOLS", "HOOKS", "REASON"})
+    refused = [(o.id, r) for o in report for r in o.refused]
+    if refused:
+        text += "\n\nRefused registrations and actions:\n"
+        text += "\n".join(f"  {pid}: {r['tool'] or '-'}: {r['reason']}" for pid, r in refused)
+    return text
 
 
 # -- helpers -----------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""A progress line on stderr while MCP servers connect, for a person at a terminal.
+"""Progress on stderr for a person at a terminal, redrawn in place and erased when done.
 
-``connecting to 2 MCP servers… fs ✓ web …`` is redrawn in place until every
-server has settled, then erased, so what follows starts on a clean line.
-Nothing is written when stderr is not a terminal: a pipe or a log file gets no
-carriage returns and no escape codes.
+Two lines: ``connecting to 2 MCP servers… fs ✓ web …`` while MCP servers
+connect, and ``toolreg call``'s bar for a tool's progress reports. Nothing is
+written when stderr is not a terminal: a pipe or a log file gets no carriage
+returns and no escape codes, so scripts read stderr as before.
 """
 
 from __future__ import annotations
@@ -86,3 +86,45 @@ def _marks(stream: TextIO) -> dict[str, str]:
             "disabled": "off",
         }
     return fancy
+
+
+# -- toolreg call's bar -------------------------------------------------------------
+
+#: The bar's width, in characters.
+WIDTH = 30
+
+
+class ProgressBar:
+    """The ``progress=`` callback of one call; :meth:`close` clears the line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._drawn = False
+
+    def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        if total is not None and total > 0:
+            done = max(0.0, min(1.0, progress / total))
+            filled = round(done * WIDTH)
+            line = f"[{'#' * filled}{'.' * (WIDTH - filled)}] {done:4.0%}"
+        else:
+            line = f"[{progress:g}]"
+        if message:
+            line += f" {message}"
+        with self._lock:
+            self._stream.write("\r\x1b[2K" + line[:200])
+            self._stream.flush()
+            self._drawn = True
+
+    def close(self) -> None:
+        with self._lock:
+            if self._drawn:
+                self._stream.write("\r\x1b[2K")
+                self._stream.flush()
+
+
+def progress_bar(stream: TextIO | None = None) -> ProgressBar | None:
+    """A bar on ``stream`` (stderr) when it is a terminal; None on a pipe or a file."""
+    stream = stream if stream is not None else sys.stderr
+    isatty = getattr(stream, "isatty", None)
+    return ProgressBar(stream) if isatty is not None and isatty() else None

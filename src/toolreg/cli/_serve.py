@@ -25,13 +25,11 @@ from toolreg import (
 
 from .._loaders.stdout_guard import fd1_to_stderr
 from .._mcp_serve import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN_ENV
-from ._commands import _did_you_mean, load
+from ._commands import _did_you_mean, load, state, workspace_warnings
 from ._definition_flags import definition_flags
-from ._doctor import workspace_warnings
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 from ._help import Epilog, HelpFormatter
 from ._logs import quiet_loading
-from ._state import state
 
 if TYPE_CHECKING:
     import socket
@@ -164,7 +162,7 @@ def _listen(args: argparse.Namespace, token: str | None) -> socket.socket:
     """The HTTP listening socket, bound before the tools load."""
     from toolreg._mcp_serve.http_guard import is_loopback_host
     from toolreg._mcp_serve.probes import READINESS_PATH
-    from toolreg._mcp_serve.server_http import bind
+    from toolreg._mcp_serve.server import bind
 
     host = args.host or DEFAULT_HOST
     port = DEFAULT_PORT if args.port is None else args.port
@@ -194,8 +192,7 @@ def _serve(
 ) -> int:
     import anyio
 
-    from toolreg._mcp_serve.server import ToolServer
-    from toolreg._mcp_serve.server_http import url_for
+    from toolreg._mcp_serve.server import ToolServer, url_for
 
     verbose = getattr(args, "verbose", False)
     _check_toolsets(args.toolset)
