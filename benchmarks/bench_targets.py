@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         meta = {
             "python": platform.python_version(),
             "implementation": sys.implementation.name,
-            "platform": platform.platform(),
+            "platform": f"{platform.system()} {platform.machine()}",
             "cpus": os.cpu_count(),
             "runs": args.runs,
             "quick": args.quick,
