@@ -148,7 +148,6 @@ def bench_dispatch(cfg: Config, registries: dict[int, ToolRegistry]) -> list[Res
                 "handler(args)",
                 namespace,
                 cfg,
-                target=3.0,
             )
         )
     return results
@@ -167,7 +166,7 @@ def bench_get_entry(cfg: Config, registries: dict[int, ToolRegistry]) -> list[Re
                 "plain.get(name)",
                 namespace,
                 cfg,
-                target=1.5,
+                target=2.0,
                 floor_label="dict.get",
             )
         )

@@ -1,174 +1,313 @@
-"""Every speed target of the registry in one table, from the scripts that measure them.
+"""toolreg's speed targets in one table, in user terms, from the scripts that measure them.
 
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_targets.py [--quick] [--runs N] [--json PATH]
 
-Runs ``bench_writes.py``, ``bench_validation.py``, ``bench_definitions.py``,
-``bench_loading.py`` and ``bench_startup.py`` one after another, each in a
-fresh interpreter with ``--json``, and prints the rows that carry a target
-(and the ones that explain a target), each with its ratio, target and
-verdict. Every ratio is against a floor its own script measured in the same
-run, so the rows stay comparable on a noisy machine. With ``--runs N`` the
-scripts run N times in rounds (each script once per round), and each row
-shows its median run, with the range of its N ratios in the note: one busy
-moment then moves a row's range, not its verdict. A script that fails gives
-an ERROR row naming it; the others still run. The exit code is always 0.
-See benchmarks/README.md.
+Runs bench_writes.py, bench_validation.py, bench_definitions.py, bench_loading.py
+and bench_startup.py in fresh interpreters, N rounds, and judges each row of
+``TARGETS`` on its median run. ``results_table.py`` writes the JSON into
+benchmarks/README.md. The exit code is always 0.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import statistics
+import platform
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from harness import Result, parse_run, report
+from harness import parse_run
 
 HERE = Path(__file__).resolve().parent
 
-#: Each script and the rows of it that this table shows, in this order.
-ROWS: list[tuple[str, list[str]]] = [
-    (
-        "bench_writes.py",
-        [
-            "register, overwrite @ 1,000 tools",
-            "register_many, 10,000 tools",
-            "writer among 8 reading threads (time per write)",
-            "readers' time per call with a writer / alone",
-        ],
-    ),
-    (
-        "bench_validation.py",
-        [
-            "first dispatch after re-registering",
-            "dispatch, validated (5-field schema)",
-            "dispatch, validated (2-field schema)",
-            "dispatch, validation off",
-            "  the least a Python dispatch can cost",
-        ],
-    ),
-    (
-        "bench_definitions.py",
-        [
-            "get_definitions repeat, 1,000 tools",
-            "get_definitions first call after one change, 1,000 tools",
-        ],
-    ),
-    (
-        "bench_loading.py",
-        ["pluggy load_setuptools_entrypoints", "toolreg load_plugins, warm cache"],
-    ),
-    (
-        "bench_startup.py",
-        ["import toolreg", "toolreg list --json (built-ins only)"],
-    ),
-]
-
-#: Bytes per registered tool (``bench_writes.py`` reports it in its JSON meta).
-MEMORY_TARGET = 300
+#: The date of the pure-Python figures the "1.5x" targets are drawn from, and
+#: that day's floors: a direct handler call, and ``python -c pass``.
+BASELINE_DATE = "2026-12-04"
+BASELINE_FLOORS = {"direct_call_ns": 20.5, "python_c_pass_ns": 10.5e6}
 
 
-def run_script(script: str, quick: bool, out: Path) -> dict | None:
+def two_figures(x: float) -> float:
+    """``x`` rounded to two significant figures: a limit a person can read."""
+    return float(f"{x:.2g}")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One row of the table: a script's row, how it reads, and its limit.
+
+    ``kind`` says what the figure is:
+
+    - ``time``: the row's time, at most ``limit`` ns;
+    - ``over``: the time the row adds to its floor, at most ``limit`` ns;
+    - ``rate``: calls a second (1 s over the row's time), at least ``limit``;
+    - ``keep``: the floor's time over the row's (a share of a solo rate), at least ``limit``;
+    - ``ratio``: the row's time over its floor's, at most ``limit``;
+    - ``beats``: the row's time, at most the time of the row ``versus`` in the same run;
+    - ``bytes``: the script's ``memory_per_tool_bytes``, at most ``limit``.
+
+    No ``limit`` (and no ``versus``) makes the row information only.
+    """
+
+    label: str
+    script: str
+    case: str
+    kind: str
+    limit: float | None = None
+    source: str = ""
+    floor: str = ""  # what the floor is, in words, for over/ratio/keep rows
+    versus: str = ""  # for "beats": the other row's case
+    unit: str = ""  # for "rate": what is counted
+
+
+def reference(label: str, script: str, case: str, kind: str, limit: float, **kw: Any) -> Target:
+    """A target at the reference registry's own figure: toolreg must stay ahead of it."""
+    return Target(label, script, case, kind, limit, source="reference registry", **kw)
+
+
+def today(label: str, script: str, case: str, kind: str, figure: float, **kw: Any) -> Target:
+    """A target at 1.5x toolreg's pure-Python figure of BASELINE_DATE, two figures."""
+    shown = show(kind, figure, kw.get("unit", ""), limit=kind != "keep")
+    if kind == "keep":  # a share kept: at least today's share over 1.5
+        limit, source = two_figures(figure / 1.5), f"{shown} ({BASELINE_DATE}) / 1.5"
+    else:
+        limit, source = two_figures(figure * 1.5), f"1.5x {shown} ({BASELINE_DATE})"
+    return Target(label, script, case, kind, limit, source=source, **kw)
+
+
+def words_ns(ns: float, limit: bool = False) -> str:
+    """Nanoseconds in words: 382 ns, 2.00 µs, 39.3 ms; a limit as written (2.4 µs, 100 ms)."""
+    for unit, scale in (("ms", 1e6), ("µs", 1e3), ("ns", 1.0)):
+        if abs(ns) >= scale or unit == "ns":
+            x = ns / scale
+            break
+    if limit:
+        return f"{x:g} {unit}"
+    digits = 0 if abs(x) >= 100 else 1 if abs(x) >= 10 else 2
+    return f"{x:.{digits}f} {unit}"
+
+
+def show(kind: str, figure: float, unit: str = "", limit: bool = False) -> str:
+    """A figure of ``kind`` in words: 2.00 µs, 33,000 writes/s, 0.67x, +1.5 ms, 234 B."""
+    if kind == "rate":
+        return f"{figure:,.0f} {unit}/s"
+    if kind in ("keep", "ratio"):
+        return f"{figure:g}x" if limit else f"{figure:.2f}x"
+    if kind == "bytes":
+        return f"{figure:.0f} B"
+    if kind == "over":
+        return ("+" if figure >= 0 else "-") + words_ns(abs(figure), limit)
+    return words_ns(figure, limit)
+
+
+W, V, D = "bench_writes.py", "bench_validation.py", "bench_definitions.py"
+L, S = "bench_loading.py", "bench_startup.py"
+CASE_10K = "register one by one, 10,000 tools"
+
+#: Every target, in the table's order. Pure-Python figures of BASELINE_DATE
+#: (medians of three runs on a shared 2-core VM, Python 3.11) feed ``today``.
+TARGETS: list[Target] = [
+    reference("register a tool again (1,000 tools)", W, "register, overwrite @ 1,000 tools",
+              "time", 2_400.0),
+    today("register 10,000 tools one by one", W, CASE_10K, "time", 69.3e6),
+    today("register_many of 10,000 tools", W, "register_many, 10,000 tools", "time", 39.3e6),
+    reference("a writer among 8 dispatching threads", W,
+              "writer among 8 reading threads (time per write)", "rate", 33_000.0, unit="writes"),
+    today("the 8 readers' dispatch rate, kept", W, "readers' time per call with a writer / alone",
+          "keep", 1.00, floor="their rate alone"),
+    today("memory per registered tool", W, "", "bytes", 234.0),
+    today("dispatch, 5-field schema validated", V, "dispatch, validated (5-field schema)",
+          "time", 382.0),
+    today("dispatch, 2-field schema validated", V, "dispatch, validated (2-field schema)",
+          "time", 185.0),
+    Target("dispatch, validation off", V, "dispatch, validation off", "over",
+           source="information: what dispatch adds", floor="handler(args)"),
+    Target("get_entry", V, "get_entry", "ratio", 2.0, source="a read may cost 2 direct calls",
+           floor="dict.get"),
+    today("first dispatch after re-registering", V, "first dispatch after re-registering",
+          "time", 6_380.0),
+    reference("get_definitions, 1,000 tools, unchanged", D, "get_definitions repeat, 1,000 tools",
+              "time", 318e3),
+    reference("get_definitions, 1,000 tools, one changed", D,
+              "get_definitions first call after one change, 1,000 tools", "time", 308e3),
+    Target("load 50 installed packs", L, "toolreg load_plugins, warm cache", "beats",
+           source="pluggy, same run", versus="pluggy load_setuptools_entrypoints"),
+    Target("import toolreg", S, "import toolreg", "over", 6e6,
+           source="1.6x python -c pass (10.5 ms), as before", floor="python -c pass"),
+    today("toolreg list --json, a whole process", S, "toolreg list --json (built-ins only)",
+          "time", 52.4e6),
+]  # fmt: skip
+
+
+def target_text(t: Target) -> str:
+    if t.kind == "beats":
+        return f"<= {t.versus.split()[0]}'s time"
+    if t.limit is None:
+        return "-"
+    if t.kind == "over":
+        return f"<= {t.floor} + {words_ns(t.limit, limit=True)}"
+    if t.kind == "ratio":
+        return f"<= {t.limit:g}x {t.floor}"
+    if t.kind == "keep":
+        return f">= {t.limit:g}x {t.floor}"
+    return ("<= " if t.kind != "rate" else ">= ") + show(t.kind, t.limit, t.unit, limit=True)
+
+
+def judge(t: Target, rows: dict[str, dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
+    """One run's row for ``t``: its figure, the words for it, its margin and verdict.
+
+    ``margin`` is the figure over the limit, turned so that <= 1 passes.
+    """
+    out: dict[str, Any] = {"label": t.label, "script": t.script, "case": t.case, "kind": t.kind}
+    out["unit"] = t.unit
+    out.update(target=target_text(t), source=t.source or "-", value_ns=None, floor_ns=None)
+    out["note"] = ""
+    if t.kind == "bytes":
+        figure = meta.get("memory_per_tool_bytes")
+        if figure is None:
+            why = f"no memory figure from {t.script}"
+            return {**out, "verdict": "ERROR", "measured": "-", "note": why}
+        margin = figure / t.limit if t.limit else None
+        return {**out, "figure": figure, "margin": margin, "measured": show("bytes", figure)}
+    row = rows.get(t.case)
+    if row is None or row.get("value_ns") is None:
+        why = row["error"] if row else f"no row {t.case!r} in {t.script}"
+        return {**out, "verdict": "ERROR", "measured": "-", "note": why}
+    value, floor = row["value_ns"], row.get("floor_ns")
+    out.update(value_ns=value, floor_ns=floor, note=row.get("note") or "")
+    limit = t.limit
+    if t.kind == "time":
+        figure, measured = value, words_ns(value)
+    elif t.kind == "over":
+        figure = value - floor
+        measured = f"{words_ns(value)}, {show('over', figure)} over {t.floor}"
+    elif t.kind == "rate":
+        figure = 1e9 / value
+        measured = show("rate", figure, t.unit)
+    elif t.kind == "keep":
+        figure = floor / value
+        measured = f"{figure:.2f}x {t.floor}"
+    elif t.kind == "ratio":
+        figure = value / floor
+        measured = f"{words_ns(value)}, {figure:.2f}x {t.floor}"
+    else:  # beats
+        other = rows.get(t.versus, {}).get("value_ns")
+        if other is None:
+            return {**out, "verdict": "ERROR", "measured": "-", "note": f"no row {t.versus!r}"}
+        figure, limit = value, other
+        measured = f"{words_ns(value)}, {value / other:.2f}x {t.versus.split()[0]}'s"
+    if limit is None:
+        margin = None
+    elif t.kind in ("rate", "keep"):
+        margin = limit / figure
+    else:
+        margin = figure / limit
+    return {**out, "figure": figure, "margin": margin, "measured": measured}
+
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Of one row's runs, the run of median margin (the lower middle one), with the range.
+
+    An errored run counts only when every run errored. The verdict is that run's.
+    """
+    timed = [r for r in runs if "figure" in r]
+    if not timed:
+        return runs[0]
+    timed.sort(key=lambda r: r["margin"] if r["margin"] is not None else r["figure"])
+    middle = dict(timed[(len(timed) - 1) // 2])
+    if middle["margin"] is None:
+        middle["verdict"] = "info"
+    else:
+        middle["verdict"] = "PASS" if middle["margin"] <= 1.0 else "MISS"
+    if len(runs) > 1:
+        figures = sorted(r["figure"] for r in timed)
+        low, high = (show(middle["kind"], f, middle["unit"]) for f in (figures[0], figures[-1]))
+        spread = f"median of {len(timed)} runs, {low} to {high}"
+        middle["note"] = "; ".join(filter(None, (spread, middle["note"])))
+    return middle
+
+
+def run_script(script: str, quick: bool, out: Path) -> dict[str, Any] | None:
     """The script's JSON report, or None when it failed (its stderr is shown as it runs)."""
     argv = [sys.executable, str(HERE / script), "--json", str(out)] + (["--quick"] if quick else [])
     print(f"== {script}", file=sys.stderr, flush=True)
+    out.unlink(missing_ok=True)  # an earlier round's report is not this one's
     done = subprocess.run(argv, cwd=HERE.parent, stdout=subprocess.DEVNULL, check=False)
     if done.returncode != 0 or not out.exists():
         return None
     return json.loads(out.read_text(encoding="utf-8"))
 
 
-def rows_of(script: str, wanted: list[str], payload: dict | None) -> list[Result]:
-    if payload is None:  # one row per case, so that runs line up row for row
-        failed = f"{script} failed: see its output above"
-        return [Result(case, None, error=failed) for case in wanted]
-    found = {row["case"]: row for row in payload["results"]}
-    rows = []
-    for case in wanted:
-        row = found.get(case)
-        if row is None:
-            rows.append(Result(case, None, error=f"no such row in {script}"))
-            continue
-        rows.append(
-            Result(
-                case,
-                row["value_ns"],
-                row["floor_ns"],
-                target=row["target"],
-                note=f"{script}: {row['error'] or row['note']}",
-                error=row["error"],
-            )
-        )
-    return rows
+def one_round(quick: bool, tmp: Path) -> list[dict[str, Any]]:
+    judged = []
+    for script in dict.fromkeys(t.script for t in TARGETS):
+        payload = run_script(script, quick, tmp / f"{script}.json")
+        if payload is None:
+            payload = {"meta": {}, "results": []}
+            failed = {"value_ns": None, "error": f"{script} failed: see its output above"}
+            rows = {t.case: failed for t in TARGETS if t.script == script}
+        else:
+            rows = {row["case"]: row for row in payload["results"]}
+        judged += [judge(t, rows, payload["meta"]) for t in TARGETS if t.script == script]
+    order = {t.label: i for i, t in enumerate(TARGETS)}
+    return sorted(judged, key=lambda row: order[row["label"]])
 
 
-def _margin(result: Result) -> float:
-    ratio = result.ratio or 0.0
-    return ratio / result.target if result.target else ratio
-
-
-def median_rows(runs: list[list[Result]]) -> list[Result]:
-    """Per row, the median run, noting the range of the runs' ratios.
-
-    Runs are ordered by ratio over target, so a row whose target is measured in
-    each run (loading, against pluggy's own ratio) takes the run of median
-    margin, and its verdict is that run's. An errored run counts only when
-    every run errored: its row is then the first.
-    """
-    if len(runs) == 1:
-        return runs[0]
-    merged = []
-    for samples in zip(*runs, strict=True):
-        timed = sorted((r for r in samples if r.ratio is not None), key=_margin)
-        if not timed:
-            merged.append(samples[0])
-            continue
-        middle = timed[(len(timed) - 1) // 2]  # the lower median: a real run, not an average
-        ratios = [r.ratio or 0.0 for r in timed]
-        low, high = min(ratios), max(ratios)
-        note = f"median of {len(timed)} runs, {low:.2f}x-{high:.2f}x; {middle.note}"
-        merged.append(
-            Result(middle.case, middle.value_ns, middle.floor_ns, middle.target, note=note)
-        )
-    return merged
+def print_table(rows: list[dict[str, Any]]) -> None:
+    cells = [("row", "measured", "target", "verdict", "target from", "note")]
+    cells += [(r["label"], r["measured"], r["target"], r["verdict"], r["source"], r["note"])
+              for r in rows]  # fmt: skip
+    widths = [max(len(row[col]) for row in cells) for col in range(5)]
+    for index, row in enumerate(cells):
+        print("  ".join(c.ljust(w) for c, w in zip(row[:5], widths, strict=True)) + "  " + row[5])
+        if index == 0:
+            print("-" * (sum(widths) + 2 * 5 + len("note")))
 
 
 def main(argv: list[str] | None = None) -> int:
-    def runs_option(parser: argparse.ArgumentParser) -> None:
+    def runs_option(parser: Any) -> None:
         parser.add_argument("--runs", type=int, default=1, help="rounds of every script (median)")
 
-    args, cfg = parse_run(__doc__.splitlines()[0], argv, options=runs_option)
+    args, _cfg = parse_run(__doc__.splitlines()[0], argv, options=runs_option)
     if args.runs < 1:
         raise SystemExit("--runs must be 1 or more")
     started = time.perf_counter()
-    runs: list[list[Result]] = []
-    memory: list[float] = []
+    runs, loads = [], []
     with tempfile.TemporaryDirectory(prefix="toolreg-bench-targets-") as tmp:
         for _ in range(args.runs):
-            results: list[Result] = []
-            for script, wanted in ROWS:
-                payload = run_script(script, args.quick, Path(tmp) / f"{script}.json")
-                results += rows_of(script, wanted, payload)
-                if payload is not None and script == "bench_writes.py":
-                    memory.append(payload["meta"].get("memory_per_tool_bytes"))
-            runs.append(results)
-    memory_bytes = statistics.median(memory) if memory else None
-    report(median_rows(runs), args, cfg, started, {"memory_per_tool_bytes": memory_bytes})
-    if memory_bytes is None:
-        print("memory per registered tool: not measured (bench_writes.py failed)")
-    else:
-        verdict = "PASS" if memory_bytes <= MEMORY_TARGET else "MISS"
-        print(
-            f"memory per registered tool: {memory_bytes:.0f} B "
-            f"(target <= {MEMORY_TARGET} B) {verdict}"
-        )
+            loads.append(round(os.getloadavg()[0], 1))
+            runs.append(one_round(args.quick, Path(tmp)))
+    rows = [median_run(list(samples)) for samples in zip(*runs, strict=True)]
+    floors = {row["label"]: row["floor_ns"] for row in rows}
+    elapsed = time.perf_counter() - started
+    print()
+    print_table(rows)
+    print(f"\n{sys.implementation.name} {platform.python_version()}, {elapsed:.1f} s")
+    if args.json:
+        meta = {
+            "python": platform.python_version(),
+            "implementation": sys.implementation.name,
+            "platform": f"{platform.system()} {platform.machine()}",
+            "cpus": os.cpu_count(),
+            "runs": args.runs,
+            "quick": args.quick,
+            "date": time.strftime("%Y-%m-%d", time.gmtime()),
+            "elapsed_s": round(elapsed, 1),
+            "load_average": loads,  # 1-minute, at the start of each round
+            # This run's floors (their median runs) beside the baseline's: how busy it was.
+            "direct_call_ns": floors["dispatch, validation off"],
+            "python_c_pass_ns": floors["import toolreg"],
+            "baseline": {"date": BASELINE_DATE, **BASELINE_FLOORS},
+        }
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=2, ensure_ascii=False)
+            f.write("\n")
     return 0
 
 

@@ -4,13 +4,11 @@ Run from the repository root::
 
     .venv/bin/python benchmarks/bench_writes.py [--quick] [--json PATH]
 
-Every time is a ratio to a direct handler call measured in the same run (the
-floor). Targets are the reference registry's figures from a side-by-side run,
-converted to that floor: there a direct call took 32 ns, ``register`` (overwrite,
-1,000 tools) 2.4 µs = 74x, registering 10,000 tools one by one 24 ms = 750,000x,
-and a writer among 8 reading threads managed 33k writes/s = 30.3 µs a write =
-947x. Memory per tool is in bytes (the reference: 255 B; target 300 B). The
-script reports; the exit code is always 0. See benchmarks/README.md.
+Each row gives its time and, beside it, a direct handler call measured in
+the same run (the floor). The reference registry took 2.4 µs for an overwrite,
+24 ms for 10,000 tools one by one, 255 B a tool, and let a writer among 8
+reading threads make 33,000 writes/s. The targets live in bench_targets.py;
+this script reports, and its exit code is always 0.
 """
 
 from __future__ import annotations
@@ -26,12 +24,8 @@ from typing import Any
 from harness import QUICK, Config, Result, parse_run, report, run_case, time_statements
 
 from toolreg import ToolRegistry
-from toolreg._registry.entry_making import plain_entry_maker
 
-FLOOR_NS_THERE = 32.0  # a direct call in the side-by-side run the targets come from
 TOOLS = 1_000
-#: Where a plain registration's entry is made (toolreg-speedups, or TOOLREG_NO_EXTENSIONS).
-MADE = "in Python" if plain_entry_maker() is None else "in C"
 BATCH = 10_000
 
 
@@ -84,8 +78,7 @@ def bench_register(cfg: Config, floor: float) -> list[Result]:
             f"register, overwrite @ {TOOLS:,} tools",
             best,
             floor,
-            target=2400 / FLOOR_NS_THERE,
-            note=f"per call, entries made {MADE}; reference 2.4 µs",
+            note="per call; reference 2.4 µs",
         )
     ]
 
@@ -114,20 +107,17 @@ def _time_fill(count: int, batched: bool, runs: int) -> float:
 
 def bench_fill(cfg: Config, floor: float) -> list[Result]:
     runs = max(1, cfg.register_runs)
-    target = 24e6 / FLOOR_NS_THERE
     return [
         Result(
             f"register_many, {BATCH:,} tools",
             _time_fill(BATCH, True, runs),
             floor,
-            target=target,
-            note=f"entries made {MADE}",
+            note="one call, a list of 10,000 specs",
         ),
         Result(
             f"register one by one, {BATCH:,} tools",
             _time_fill(BATCH, False, runs),
             floor,
-            target=target,
             note="reference 24 ms",
         ),
     ]
@@ -167,7 +157,7 @@ def _reader_rate(registry: ToolRegistry, names: list[str], seconds: float, write
 
 def bench_contention(cfg: Config, floor: float) -> list[Result]:
     registry, names, _ = filled(TOOLS)
-    # The first dispatch makes the dispatcher: both runs' readers then hold its own method.
+    # The first dispatch makes what dispatch keeps (untimed): both runs then start warm.
     registry.dispatch(names[0], {"path": "x"})
     seconds = 0.5 if cfg is QUICK else 1.0
     # Alone and with the writer take turns, best of each: a busy moment on a
@@ -182,21 +172,15 @@ def bench_contention(cfg: Config, floor: float) -> list[Result]:
             "writer among 8 reading threads (time per write)",
             1e9 / writes,
             floor,
-            target=1e9 / 33_000 / FLOOR_NS_THERE,
             note=f"{writes:,.0f} writes/s; reference 33k/s",
         ),
         Result(
             "readers' time per call with a writer / alone",
             1e9 / shared,
             1e9 / solo,
-            target=1 / 0.8,
-            note=f"readers keep {shared / solo:.2f}x of their solo rate (target >= 0.8x)",
+            note=f"readers keep {shared / solo:.2f}x of their solo rate",
         ),
     ]
-
-
-#: Bytes per registered tool; the reference registry takes 255 B.
-MEMORY_TARGET = 300
 
 
 def memory_per_tool(count: int = 10_000) -> float:
@@ -227,11 +211,7 @@ def main(argv: list[str] | None = None) -> None:
     run_case(results, "contention", lambda: bench_contention(cfg, floor))
     per_tool = memory_per_tool()
     report(results, args, cfg, started, {"memory_per_tool_bytes": per_tool})
-    verdict = "PASS" if per_tool <= MEMORY_TARGET else "MISS"
-    print(
-        f"memory per registered tool: {per_tool:.0f} B "
-        f"(target <= {MEMORY_TARGET} B; reference 255 B) {verdict}"
-    )
+    print(f"memory per registered tool: {per_tool:.0f} B (reference 255 B)")
 
 
 if __name__ == "__main__":

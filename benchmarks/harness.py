@@ -126,7 +126,7 @@ def versus_floor(
     namespace: dict[str, Any],
     cfg: Config,
     *,
-    target: float,
+    target: float | None = None,
     floor_label: str | None = None,
 ) -> Result:
     """Time ``stmt`` against ``floor``, interleaved; the note gives the ns added per call."""

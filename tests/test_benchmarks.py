@@ -1,9 +1,9 @@
-"""The speed-target table runs and shows every target row with a verdict.
+"""The speed-target table: every row is measured and judged, and the README shows it.
 
-Timings are never asserted here (the machine is shared and noisy); what is
-checked is that ``benchmarks/bench_targets.py`` still finds each of its rows
-in the scripts it runs, so a renamed row or a broken script shows up in the
-suite instead of in the next closing note.
+Timings are never asserted here (the machine is shared and noisy). What is
+checked: ``benchmarks/bench_targets.py`` still finds each of its rows in the
+scripts it runs, ``benchmarks/results_table.py`` turns a run's JSON into the
+README's table, and the README holds that one table, the one its JSON gives.
 """
 
 from __future__ import annotations
@@ -12,12 +12,25 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks"
+
+sys.path.insert(0, str(BENCH))
+try:
+    import results_table
+    from bench_targets import TARGETS, Target, judge, median_run
+finally:
+    sys.path.remove(str(BENCH))
 
 
-def test_bench_targets_prints_every_row_with_a_verdict(tmp_path: Path) -> None:
-    out = tmp_path / "targets.json"
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A real ``bench_targets.py --quick`` run: its JSON file and what it printed."""
+    out = tmp_path_factory.mktemp("targets") / "results.json"
     done = subprocess.run(
         [sys.executable, "benchmarks/bench_targets.py", "--quick", "--json", str(out)],
         cwd=ROOT,
@@ -27,58 +40,91 @@ def test_bench_targets_prints_every_row_with_a_verdict(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    payload = json.loads(out.read_text(encoding="utf-8"))
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from bench_targets import ROWS
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    wanted = [case for _script, cases in ROWS for case in cases]
-    got = {row["case"]: row for row in payload["results"]}
-    assert list(got) == wanted
-    for case, row in got.items():
-        assert row["verdict"] in {"PASS", "MISS", "info"}, (case, row["error"])
-        assert row["value_ns"] > 0 and row["floor_ns"] > 0, case
-    # Every row that had a target in its own script keeps it here.
-    assert {case for case, row in got.items() if row["target"] is None} == {
-        "  the least a Python dispatch can cost",
-        "pluggy load_setuptools_entrypoints",
-    }
-    assert payload["meta"]["memory_per_tool_bytes"] > 0
-    assert "memory per registered tool:" in done.stdout
+    return out, done.stdout
+
+
+def test_every_target_row_is_measured_and_judged(quick_run: tuple[Path, str]) -> None:
+    path, stdout = quick_run
+    rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    assert [row["label"] for row in rows] == [t.label for t in TARGETS]
+    for row, target in zip(rows, TARGETS, strict=True):
+        assert row["verdict"] in {"PASS", "MISS", "info"}, (row["label"], row["note"])
+        assert row["measured"] != "-" and row["target"], row["label"]
+        assert (row["verdict"] == "info") == (target.limit is None and not target.versus)
+        assert row["label"] in stdout
+    judged = {row["label"]: row for row in rows}
+    # The reads a host makes, as it makes them: the registry's own methods.
+    assert judged["get_entry"]["value_ns"] > 0 and judged["get_entry"]["floor_ns"] > 0
+    assert judged["dispatch, validation off"]["verdict"] == "info"
+
+
+def test_the_table_is_written_from_a_runs_json(quick_run: tuple[Path, str], tmp_path: Path) -> None:
+    path, _ = quick_run
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        f"# Benchmarks\n\n{results_table.START}\nan old table\n{results_table.END}\n\nAfter.\n",
+        encoding="utf-8",
+    )
+    assert results_table.main([str(path), "--readme", str(readme)]) == 0
+    written = readme.read_text(encoding="utf-8")
+    assert "an old table" not in written and written.endswith("\n\nAfter.\n")
+    lines = results_table.table_in(written).splitlines()
+    assert lines[0].startswith(payload["meta"]["date"])
+    body = [line for line in lines if line.startswith("| ")][1:]  # below the header
+    assert len(body) == len(payload["rows"])
+    for line, row in zip(body, payload["rows"], strict=True):
+        cells = [cell.strip() for cell in line.strip().strip("|").split(" | ")]
+        assert cells == [row[key] for _, key in results_table.COLUMNS]
+    # The same JSON again: the same README, byte for byte.
+    assert results_table.main([str(path), "--readme", str(readme)]) == 0
+    assert readme.read_text(encoding="utf-8") == written
+    assert results_table.main([str(path), "--readme", str(readme), "--check"]) == 0
+
+
+def test_the_readme_holds_one_table_the_one_results_json_gives() -> None:
+    readme = (BENCH / "README.md").read_text(encoding="utf-8")
+    assert readme.count(results_table.START) == 1
+    assert readme.count(results_table.END) == 1
+    inside = results_table.table_in(readme)
+    outside = readme.replace(inside, "")
+    assert not [line for line in outside.splitlines() if line.lstrip().startswith("|")]
+    payload = json.loads((BENCH / "results.json").read_text(encoding="utf-8"))
+    assert inside == results_table.render(payload)
+    assert [row["label"] for row in payload["rows"]] == [t.label for t in TARGETS]
+    assert len(readme.splitlines()) <= 160
+
+
+def _runs(target: Target, values: list[float | None], versus: list[float] | None = None) -> Any:
+    """One judged row per run, from script rows of the given times (None: the run failed)."""
+    judged = []
+    for i, value in enumerate(values):
+        row = {"value_ns": value, "floor_ns": 10.0, "note": "n", "error": None}
+        if value is None:
+            row["error"] = "w.py failed"
+        rows = {target.case: row}
+        if versus is not None:
+            rows[target.versus] = {"value_ns": versus[i], "floor_ns": 10.0}
+        judged.append(judge(target, rows, {}))
+    return median_run(judged)
 
 
 def test_several_runs_show_each_rows_median_run_and_range() -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from bench_targets import median_rows
-        from harness import Result
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-
-    def run(register: float | None, dispatch: float) -> list[Result]:
-        failed = "bench_writes.py failed" if register is None else None
-        return [
-            Result("register", register, 10.0, target=75.0, note="w", error=failed),
-            Result("dispatch", dispatch, 10.0, target=3.0, note="v"),
-        ]
-
-    merged = median_rows([run(700.0, 50.0), run(None, 20.0), run(900.0, 40.0), run(800.0, 10.0)])
-    register, dispatch = merged
-    # The errored run is left out; of 70x, 80x and 90x the median run is 80x.
-    assert (register.ratio, register.verdict) == (80.0, "MISS")
-    assert register.note.startswith("median of 3 runs, 70.00x-90.00x")
+    register = Target("register", "w.py", "reg", "time", 75.0)
+    # The errored run is left out; of 70, 80 and 90 ns the median run is 80 ns.
+    row = _runs(register, [70.0, None, 90.0, 80.0])
+    assert (row["figure"], row["verdict"]) == (80.0, "MISS")
+    assert row["note"].startswith("median of 3 runs, 70.0 ns to 90.0 ns")
     # Of four, the lower median: a run that happened, not an average of two.
-    assert (dispatch.ratio, dispatch.verdict) == (2.0, "PASS")
-    assert dispatch.note.startswith("median of 4 runs, 1.00x-5.00x")
-    only_errors = median_rows([run(None, 1.0), run(None, 1.0)])
-    assert only_errors[0].verdict == "ERROR"
-    # A target measured in each run (loading, against pluggy's ratio): the run
-    # of median margin (9.5x of 10x), not of median ratio (10x of 9x), gives the verdict.
-    runs = [
-        [Result("load", value, 10.0, target=target, note="l")]
-        for value, target in ((100.0, 9.0), (95.0, 10.0), (120.0, 13.0))
-    ]
-    (load,) = median_rows(runs)
-    assert (load.ratio, load.target, load.verdict) == (9.5, 10.0, "PASS")
-    assert load.note.startswith("median of 3 runs, 9.50x-12.00x")
+    assert _runs(register, [50.0, 60.0, 70.0, 80.0])["figure"] == 60.0
+    assert _runs(register, [None, None])["verdict"] == "ERROR"
+    # A rate: at least 1 million writes a second, the median of 0.5, 1 and 2 million.
+    writer = Target("writer", "w.py", "wr", "rate", 1e6, unit="writes")
+    row = _runs(writer, [2000.0, 500.0, 1000.0])
+    assert (row["measured"], row["verdict"]) == ("1,000,000 writes/s", "PASS")
+    # A limit measured in each run (loading, against pluggy): the run of median
+    # margin (95 against 100) gives the verdict, not the run of median time.
+    load = Target("load", "l.py", "toolreg", "beats", versus="pluggy")
+    row = _runs(load, [100.0, 95.0, 120.0], versus=[90.0, 100.0, 130.0])
+    assert (row["figure"], row["verdict"]) == (95.0, "PASS")
+    assert row["measured"].endswith("0.95x pluggy's")
