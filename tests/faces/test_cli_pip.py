@@ -11,7 +11,8 @@ import pytest
 from pack_cli import assert_one_line_error, run, tools
 from toolreg.cli import main
 from toolreg.cli._app import build_parser
-from toolreg.cli._pip_commands import pip_install_argv
+from toolreg.cli._errors import CliError
+from toolreg.cli._pip_commands import pip_install_argv, pip_uninstall_argv
 
 
 def versions(venv) -> dict[str, str]:
@@ -71,6 +72,47 @@ def test_uninstalling_toolreg_itself_is_refused_and_nothing_runs(pack_venv, name
     assert_one_line_error(done.stderr, f"refusing to uninstall {name!r}: it is toolreg itself")
     assert "pip uninstall toolreg-core" in done.stderr
     assert "toolreg-sqlite" in versions(pack_venv)  # not even the other name was removed
+
+
+def uninstall_argv(*names: str) -> list[str]:
+    return pip_uninstall_argv(build_parser().parse_args(["uninstall", *names]))
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["toolreg-core>=0", "toolreg-core[mcp]", "Toolreg_Core [mcp] >= 0", "toolreg.core==1.*",
+     "toolreg-core ; python_version > '3'", " toolreg-core"],
+)  # fmt: skip
+def test_uninstall_refuses_every_requirement_that_names_toolreg(name):
+    with pytest.raises(CliError, match="it is toolreg itself") as refused:
+        uninstall_argv("toolreg-sqlite", name)
+    assert refused.value.code == 2
+
+
+@pytest.mark.parametrize(
+    "names",
+    [("--", "--index-url", "http://evil.example/simple", "toolreg-sqlite"),
+     ("--", "-r", "requirements.txt"), ("--", "-y"), ("--", "./some.whl"),
+     ("--", "toolreg-x @ https://evil.example/x.whl")],
+)  # fmt: skip
+def test_uninstall_passes_no_option_to_pip(names):
+    with pytest.raises(CliError, match="is not a distribution name") as refused:
+        uninstall_argv(*names)
+    assert refused.value.code == 2
+
+
+def test_uninstall_gives_pip_names_only_after_a_double_dash():
+    argv = uninstall_argv("toolreg-sqlite>=1", "toolreg_x[extra]", "Toolreg.Y")
+    assert argv == [
+        sys.executable, "-m", "pip", "uninstall", "--yes", "--",
+        "toolreg-sqlite", "toolreg_x", "Toolreg.Y",
+    ]  # fmt: skip
+
+
+def test_uninstall_refusing_an_option_runs_nothing(capsys):
+    code, _, err = run(capsys, "uninstall", "--", "--index-url", "http://evil.example/simple")
+    assert code == 2
+    assert_one_line_error(err, "'--index-url' is not a distribution name")
 
 
 def test_install_passes_its_switches_to_pip():

@@ -79,18 +79,39 @@ def pip_install_argv(args: argparse.Namespace) -> list[str]:
 
 
 def pip_uninstall_argv(args: argparse.Namespace) -> list[str]:
-    """The pip command ``toolreg uninstall`` runs; toolreg itself is refused, nothing is run."""
-    from .._discovery.dist_info import DISTRIBUTION
-    from .._policy.config import plugin_id
+    """The pip command ``toolreg uninstall`` runs; toolreg itself is refused, nothing is run.
 
-    mine = [name for name in args.packages if plugin_id(name) == DISTRIBUTION]
-    if mine:
-        raise CliError(
-            f"refusing to uninstall {mine[0]!r}: it is toolreg itself, which runs this command. "
-            f"To remove toolreg, run: {sys.executable} -m pip uninstall {DISTRIBUTION}",
-            EXIT_USAGE,
-        )
-    return [sys.executable, "-m", "pip", "uninstall", "--yes", *args.packages]
+    Each NAME is read as a requirement (``packaging``), so ``toolreg-core>=0``,
+    ``toolreg_core[mcp]`` and every other spelling of toolreg's own name are
+    refused, and pip gets only the distribution names, after ``--``: nothing
+    typed here reaches pip as an option (``--index-url``, ``-r FILE``).
+    """
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    from .._discovery.dist_info import DISTRIBUTION
+
+    names: list[str] = []
+    for text in args.packages:
+        try:
+            requirement = None if text.lstrip().startswith("-") else Requirement(text)
+        except InvalidRequirement:
+            requirement = None
+        if requirement is None or requirement.url is not None:
+            raise CliError(
+                f"{text!r} is not a distribution name: uninstall takes the names of "
+                "installed packs (as 'toolreg plugins' shows them), no pip options",
+                EXIT_USAGE,
+            )
+        if canonicalize_name(requirement.name) == DISTRIBUTION:
+            raise CliError(
+                f"refusing to uninstall {text!r}: it is toolreg itself, which runs this "
+                f"command. To remove toolreg, run: {sys.executable} -m pip uninstall "
+                f"{DISTRIBUTION}",
+                EXIT_USAGE,
+            )
+        names.append(requirement.name)
+    return [sys.executable, "-m", "pip", "uninstall", "--yes", "--", *names]
 
 
 def cmd_install(args: argparse.Namespace) -> int:
