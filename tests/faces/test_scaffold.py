@@ -80,6 +80,12 @@ def test_new_defaults_to_the_current_directory(
         ("builtin-tools", "its module 'builtin_tools' is a namespace reserved by toolreg"),
         ("toolreg_local", "its module 'toolreg_local' is a namespace reserved by toolreg"),
         ("json", "its module 'json' would shadow the standard library's"),
+        (
+            "setuptools",
+            "its module 'setuptools' would shadow the one the installed distribution "
+            "setuptools provides; choose another name (e.g. 'toolreg-setuptools')",
+        ),
+        ("pytest", "would shadow the one the installed distribution pytest provides"),
         ("builtin", "'builtin' is an owner label toolreg reserves for its own tools"),
         ("toolreg-core", "it is toolreg's own distribution name"),
         ("Toolreg_Core", "it is toolreg's own distribution name"),
@@ -95,6 +101,24 @@ def test_unusable_names_exit_2(
     assert err.startswith("toolreg: error: ") and message in err
     assert err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_a_name_already_importable_is_refused_and_an_empty_folder_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An editable install lists no files: the module is found on sys.path instead.
+    found = tmp_path / "on_path"
+    (found / "acme_widgets").mkdir(parents=True)
+    (found / "acme_widgets" / "__init__.py").write_text("")
+    (found / "acme_gadgets").mkdir()  # no __init__.py: a namespace folder, not a module
+    monkeypatch.syspath_prepend(str(found))
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["new", "acme-widgets", "--dir", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "its module 'acme_widgets' would shadow a module of that name that is already" in err
+    assert list(out.iterdir()) == []
+    assert main(["new", "acme-gadgets", "--dir", str(out)]) == 0
 
 
 def test_non_empty_target_exits_2_and_keeps_it(

@@ -255,6 +255,13 @@ def pack_names(name: str) -> PackNames:
             "standard library's",
             EXIT_USAGE,
         )
+    owner = _installed_owner(module)
+    if owner is not None:
+        raise CliError(
+            f"{name!r} cannot be a pack name: its module {module!r} would shadow {owner}; "
+            f"choose another name (e.g. 'toolreg-{name}')",
+            EXIT_USAGE,
+        )
     plugin_id = canonical_id(name)
     if plugin_id in (DISTRIBUTION, "toolreg"):
         raise CliError(
@@ -283,6 +290,29 @@ def pack_names(name: str) -> PackNames:
             EXIT_USAGE,
         )
     return PackNames(name, plugin_id, module, toolset, tool)
+
+
+def _installed_owner(module: str) -> str | None:
+    """Who already provides the top-level ``module`` here, or None.
+
+    A distribution whose files (or ``top_level.txt``) hold it, else any importable
+    module or package by that name (an editable install lists no files). An
+    empty folder that merely has the name (a namespace package) does not count:
+    it may be the new pack's own directory.
+    """
+    from importlib.metadata import packages_distributions
+    from importlib.util import find_spec
+
+    owners = packages_distributions().get(module)
+    if owners:
+        return "the one the installed distribution " + ", ".join(sorted(set(owners))) + " provides"
+    try:
+        spec = find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin in (None, "namespace"):
+        return None
+    return "a module of that name that is already importable here"
 
 
 def toolreg_requirement(version: str = __version__) -> str:
