@@ -11,9 +11,11 @@ replica that ran it, so the load can tell which replica answered.
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -99,12 +101,16 @@ def start_replica(setup: ServeSetup, port: int, max_calls: int) -> HttpServer:
 class Balancer:
     """HAProxy in the foreground with ``deploy/haproxy.cfg``, its addresses from the env."""
 
+    _STATS_AUTH = "toolreg-test:" + secrets.token_urlsafe(16)
+
     def __init__(self, replica_ports: list[int], log_path: Path) -> None:
         self.port, self.stats_port = free_ports(2)
         env = {
             **os.environ,
             "TOOLREG_LB_BIND": f"127.0.0.1:{self.port}",
             "TOOLREG_LB_STATS": f"127.0.0.1:{self.stats_port}",
+            # The config serves the stats page only behind a password.
+            "TOOLREG_LB_STATS_AUTH": self._STATS_AUTH,
         }
         for index, port in enumerate(replica_ports, start=1):
             env[f"TOOLREG_REPLICA_{index}"] = f"127.0.0.1:{port}"
@@ -129,7 +135,9 @@ class Balancer:
     def stats(self) -> dict[str, dict[str, str]]:
         """HAProxy's CSV stats of the backend's servers, by server name."""
         url = f"http://127.0.0.1:{self.stats_port}/stats;csv"
-        with urllib.request.urlopen(url, timeout=5) as reply:
+        basic = base64.b64encode(self._STATS_AUTH.encode()).decode()
+        request = urllib.request.Request(url, headers={"Authorization": f"Basic {basic}"})
+        with urllib.request.urlopen(request, timeout=5) as reply:
             text = reply.read().decode().lstrip("# ")
         rows = csv.DictReader(io.StringIO(text))
         return {r["svname"]: r for r in rows if r["pxname"] == "toolreg" and r["type"] == "2"}

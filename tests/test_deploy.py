@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,19 +48,158 @@ def test_the_haproxy_config_checks_readiness_and_retries_only_what_never_ran() -
     assert not affinity.intersection(directives)  # stateless: none needed
 
 
-@pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed")
-def test_haproxy_accepts_the_config() -> None:
-    env = {
-        **os.environ,
-        "TOOLREG_LB_BIND": "127.0.0.1:8080",
-        "TOOLREG_LB_STATS": "127.0.0.1:8404",
-        **{f"TOOLREG_REPLICA_{i}": f"127.0.0.1:800{i}" for i in (1, 2, 3)},
-    }
+no_haproxy = pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed")
+
+
+def haproxy_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLREG_LB_")}
+    env["TOOLREG_LB_BIND"] = "127.0.0.1:8080"
+    env.update({f"TOOLREG_REPLICA_{i}": f"127.0.0.1:800{i}" for i in (1, 2, 3)})
+    return {**env, **extra}
+
+
+def haproxy_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     config = ROOT / "deploy" / "haproxy.cfg"
-    check = subprocess.run(
+    return subprocess.run(
         ["haproxy", "-c", "-f", str(config)], env=env, capture_output=True, text=True
     )
+
+
+@no_haproxy
+def test_haproxy_accepts_the_config() -> None:
+    assert haproxy_check(haproxy_env()).returncode == 0  # no stats page
+    with_stats = haproxy_env(TOOLREG_LB_STATS="127.0.0.1:8404", TOOLREG_LB_STATS_AUTH="a:b")
+    check = haproxy_check(with_stats)
     assert check.returncode == 0, check.stderr
+
+
+def test_the_haproxy_stats_page_is_off_unless_asked_for_and_then_behind_a_password() -> None:
+    config = (ROOT / "deploy" / "haproxy.cfg").read_text()
+    lines = [line.strip() for line in config.splitlines()]
+    stats = lines.index("listen stats")
+    open_conditions: list[str] = []  # the .if blocks "listen stats" is inside
+    for line in lines[:stats]:
+        if line.startswith(".if "):
+            open_conditions.append(line)
+        elif line == ".endif":
+            open_conditions.pop()
+    assert open_conditions == [".if defined(TOOLREG_LB_STATS)"]
+    section = lines[stats : lines.index(".endif", stats)]
+    assert 'stats auth "${TOOLREG_LB_STATS_AUTH}"' in section
+    # Nothing else may serve stats: no `stats enable` outside that guarded section.
+    assert [line for line in lines if line.startswith("stats enable")] == ["stats enable"]
+
+
+@no_haproxy
+def test_haproxy_refuses_a_stats_page_without_a_password() -> None:
+    check = haproxy_check(haproxy_env(TOOLREG_LB_STATS="127.0.0.1:8404"))
+    assert check.returncode != 0
+    assert "TOOLREG_LB_STATS_AUTH" in check.stderr
+
+
+@no_haproxy
+def test_haproxy_on_loopback_serves_stats_only_with_the_password(tmp_path: Path) -> None:
+    import base64
+    import socket
+    import time
+    import urllib.error
+    import urllib.request
+
+    held = [socket.socket() for _ in range(5)]
+    for sock in held:
+        sock.bind(("127.0.0.1", 0))
+    ports = [sock.getsockname()[1] for sock in held]
+    for sock in held:
+        sock.close()
+    env = {
+        **haproxy_env(
+            TOOLREG_LB_BIND=f"127.0.0.1:{ports[0]}",
+            TOOLREG_LB_STATS=f"127.0.0.1:{ports[1]}",
+            TOOLREG_LB_STATS_AUTH="admin:s3cret-pw",
+        ),
+        **{f"TOOLREG_REPLICA_{i}": f"127.0.0.1:{ports[1 + i]}" for i in (1, 2, 3)},
+    }
+    config = ROOT / "deploy" / "haproxy.cfg"
+    with open(tmp_path / "haproxy.log", "w") as log:
+        proc = subprocess.Popen(
+            ["haproxy", "-db", "-f", str(config)], env=env, stdout=log, stderr=log
+        )
+    url = f"http://127.0.0.1:{ports[1]}/stats;csv"
+
+    def status(auth: str | None) -> int:
+        request = urllib.request.Request(url)
+        if auth is not None:
+            request.add_header("Authorization", "Basic " + base64.b64encode(auth.encode()).decode())
+        try:
+            with urllib.request.urlopen(request, timeout=5) as reply:
+                return int(reply.status)
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                first = status(None)
+                break
+            except OSError:
+                assert proc.poll() is None, (tmp_path / "haproxy.log").read_text()
+                assert time.monotonic() < deadline, "HAProxy never listened"
+                time.sleep(0.05)
+        assert first == 401
+        assert status("admin:wrong") == 401
+        assert status("admin:s3cret-pw") == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def unit_start_argv() -> list[str]:
+    unit = (ROOT / "deploy" / "toolreg-serve@.service").read_text()
+    start = re.search(r"^ExecStart=(.+)$", unit, re.MULTILINE)
+    assert start is not None
+    return start.group(1).split()
+
+
+def test_the_unit_requires_a_token_file_and_gives_up_without_one() -> None:
+    argv = unit_start_argv()
+    assert "--insecure-no-auth" not in argv
+    assert argv[argv.index("--auth-token-file") + 1] == "/etc/toolreg/serve.token"
+    unit = (ROOT / "deploy" / "toolreg-serve@.service").read_text()
+    # serve's usage error (exit 2): no token file, or one others may read.
+    assert re.search(r"^RestartPreventExitStatus=2$", unit, re.MULTILINE)
+
+
+@pytest.mark.parametrize("token_file", ["missing", "readable by others"])
+def test_the_units_command_does_not_start_without_a_usable_token(
+    tmp_path: Path, token_file: str
+) -> None:
+    path = tmp_path / "serve.token"
+    if token_file == "readable by others":
+        path.write_text("x" * 40)
+        path.chmod(0o644)
+    argv = unit_start_argv()
+    assert argv[0] == "/opt/toolreg/bin/toolreg"
+    args = [a.replace("%i", "8001") for a in argv[1:]]
+    args[args.index("--auth-token-file") + 1] = str(path)
+    # A token in the environment does not stand in for the file the unit names.
+    env = {**os.environ, "TOOLREG_SERVE_TOKEN": "y" * 40, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "toolreg", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"token file {path}" in done.stderr
+
+
+def test_the_doc_says_why_host_checks_are_not_authentication() -> None:
+    text = DOC.read_text()
+    section = text.split("### Host checks are not authentication\n", 1)[1].split("\n#", 1)[0]
+    assert "Host: localhost" in section
+    assert "bearer token" in section
 
 
 def test_the_kubernetes_probes_and_ports_match_serve() -> None:
@@ -77,10 +217,8 @@ def test_the_kubernetes_probes_and_ports_match_serve() -> None:
 
 
 def test_the_unit_and_the_image_serve_stateless_http() -> None:
-    unit = (ROOT / "deploy" / "toolreg-serve@.service").read_text()
-    start = re.search(r"^ExecStart=(.+)$", unit, re.MULTILINE)
-    assert start is not None
-    assert "serve --transport http --stateless" in start.group(1)
-    assert start.group(1).endswith("--port %i")
+    start = " ".join(unit_start_argv())
+    assert "serve --transport http --stateless" in start
+    assert "--port %i" in start
     dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
     assert '"--stateless"' in dockerfile and f"EXPOSE {DEFAULT_PORT}" in dockerfile
