@@ -18,4 +18,6 @@ for outcome in report.with_status("failed", "refused"):
     print(f"{outcome.id}: {outcome.status}: {outcome.reason}")
 
 defs = registry.get_definitions(format="openai")  # only tools available now
+print(f"{len(defs)} tool definitions for the model")
 result = registry.dispatch("current_time", {"timezone": "UTC"})  # never raises
+print(result)

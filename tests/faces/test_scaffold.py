@@ -52,6 +52,8 @@ def test_new_writes_the_project(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert 'TOOLSET = "weather"' in init
     readme = (project / "README.md").read_text()
     assert "python -m build" in readme and "twine upload dist/*" in readme
+    # toolreg-core is not on PyPI yet: the README says how to get it from a checkout.
+    assert "pip install path/to/checkout" in readme
 
 
 def test_new_into_an_existing_empty_dir(tmp_path: Path) -> None:

@@ -169,6 +169,11 @@ pip install -e ".[test]"
 python -m pytest
 ```
 
+Until toolreg-core is published on PyPI, `pip` cannot find it (and `toolreg`
+on PyPI is an unrelated project): in the venv, install toolreg from a checkout
+of its repository first, `pip install path/to/checkout`, then the steps above.
+The Install steps above need it too.
+
 The tests use toolreg's pytest plugin: the `tool_registry` and `load_pack`
 fixtures, and the helpers in `toolreg.testing`.
 
