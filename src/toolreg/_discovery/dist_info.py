@@ -143,6 +143,43 @@ def requires_toolreg(requirements: Sequence[str]) -> str | None:
     return None
 
 
+#: The name ``toolreg`` holds on PyPI: an unrelated project, not this one.
+UNRELATED_DISTRIBUTION = "toolreg"
+
+
+def misnamed_toolreg(dist_info: str) -> str | None:
+    """The ``Requires-Dist`` of ``dist_info`` that names ``toolreg``, not ``toolreg-core``.
+
+    Such a pack depends on the unrelated project that holds ``toolreg`` on PyPI
+    (``pip install`` of the pack installs that), and on no version of this
+    toolreg. None when there is no such requirement or the METADATA cannot be read.
+    """
+    if not dist_info:
+        return None
+    metadata = read_file(os.path.join(dist_info, "METADATA"), until=b"\n\n") or read_file(
+        os.path.join(dist_info, "PKG-INFO"), until=b"\n\n"
+    )
+    try:
+        headers = metadata_headers((metadata or b"").partition(b"\n\n")[0].decode())
+    except UnicodeDecodeError:
+        return None
+    for requirement in headers["requires-dist"] if headers is not None else ():
+        match = _REQUIREMENT_NAME.match(requirement)
+        if match and canonical(match.group(1)) == UNRELATED_DISTRIBUTION:
+            return requirement.strip()
+    return None
+
+
+def misnamed_toolreg_warning(requirement: str) -> str:
+    """What to tell the author of a pack whose requirement on toolreg names ``toolreg``."""
+    name = _REQUIREMENT_NAME.match(requirement)
+    fixed = DISTRIBUTION + requirement[name.end() :] if name else DISTRIBUTION
+    return (
+        f"requires {requirement!r}, but 'toolreg' on PyPI is an unrelated project; "
+        f"toolreg's distribution is {DISTRIBUTION!r}. Fix the pack's dependency: {fixed!r}"
+    )
+
+
 # -- RECORD: the files a distribution installed ----------------------------------------
 
 #: Suffixes whose code objects carry the file as ``co_filename``.

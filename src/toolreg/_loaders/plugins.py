@@ -30,7 +30,7 @@ from .._policy.unknown_names import (
 )
 from .._registry.host_only import listen_for_refusals, require_host
 from .._registry.registry import ToolRegistry
-from .report import PluginOutcome, PluginReport, failed, summarise
+from .report import PluginOutcome, PluginReport, failed, summarise, warned
 
 if TYPE_CHECKING:
     from .._core.decisions import Decision
@@ -185,6 +185,12 @@ class PluginHost:
         if verdict is not None:
             outcome.status, outcome.reason = verdict.status, verdict.reason  # type: ignore[assignment]
             return outcome
+        if record.requires_toolreg is None:  # requiring toolreg-core, it names no other
+            from .._discovery.dist_info import misnamed_toolreg, misnamed_toolreg_warning
+
+            misnamed = misnamed_toolreg(record.path)
+            if misnamed is not None:
+                warned(outcome, misnamed_toolreg_warning(misnamed))
         namespaces = record.namespaces  # worked out from the entry points: once
         refusal = check_identity(record.plugin_id) or check_namespaces(
             record.plugin_id, namespaces, claimed

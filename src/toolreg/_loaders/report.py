@@ -117,6 +117,14 @@ def failed(outcome: PluginOutcome, exc: BaseException) -> PluginOutcome:
     return outcome
 
 
+def warned(outcome: PluginOutcome, warning: str) -> None:
+    """Log a warning about a plugin that still loads; its reason shows it until a refusal's does."""
+    import logging
+
+    logging.getLogger("toolreg.plugins").warning("Plugin %s %s", outcome.id, warning)
+    outcome.reason = f"warning: {warning}"
+
+
 def summarise(outcome: PluginOutcome, decisions: Iterable[Decision]) -> None:
     """Fill in what the plugin won and lost, from the registry's decisions while it loaded."""
     for decision in decisions:
