@@ -7,12 +7,13 @@ not depend on how the registry is built inside.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import toolreg
-from toolreg import DefinitionFormat, ToolRegistry, tool_result_message
+from toolreg import DefinitionFormat, ToolRegistry, is_tool_error, tool_result_message
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,31 @@ def _listed(values: Iterable[str], what: str) -> list[str]:
     if isinstance(values, str):
         raise TypeError(f"{what} must be a list of strings, not the string {values!r}")
     return list(values)
+
+
+class ToolCallFailed(Exception):
+    """A tool call that came back as a ``tool_error``, raised for a framework to report.
+
+    ``str(exc)`` is the error JSON the model reads; ``error_type`` is its
+    ``error_type`` (``invalid_arguments``, ``blocked``, ``timeout``...) or None.
+    """
+
+    def __init__(self, tool: str, result: str) -> None:
+        super().__init__(result)
+        self.tool = tool
+        self.result = result
+        try:
+            kind = json.loads(result).get("error_type")
+        except (ValueError, AttributeError):
+            kind = None
+        self.error_type: str | None = kind if isinstance(kind, str) else None
+
+
+def failure(name: str, result: str | dict[str, Any]) -> ToolCallFailed | None:
+    """The exception a framework should see for ``result``, or None for a success."""
+    if isinstance(result, str) and is_tool_error(result):
+        return ToolCallFailed(name, result)
+    return None
 
 
 @dataclass(frozen=True)
