@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+import pickle
 import subprocess
 import sys
 
 import pytest
 
 from toolreg import ToolRegistry
-from toolreg.integrations._registry_tools import available_tools
+from toolreg.integrations._registry_tools import ToolCallFailed, available_tools, failure
 
 FRAMEWORKS = {
     # module: (top-level package it needs, extra)
@@ -76,3 +77,16 @@ def test_unknown_names_are_left_out_and_named_with_the_close_ones(host_registry,
     assert "did you mean 'greet'" in caplog.text
     assert "Toolset 'txt' is left out: no toolset has that name" in caplog.text
     assert "did you mean 'text'?" in caplog.text
+
+
+def test_a_failed_call_is_an_exception_that_survives_pickling(host_registry) -> None:
+    failed = failure("greet", host_registry.dispatch("greet", {"name": 7}))
+    assert isinstance(failed, ToolCallFailed)
+    copy = pickle.loads(pickle.dumps(failed))
+    assert (copy.tool, copy.result, copy.error_type) == (
+        "greet",
+        failed.result,
+        "invalid_arguments",
+    )
+    assert str(copy) == failed.result
+    assert failure("greet", host_registry.dispatch("greet", {"name": "Ada"})) is None

@@ -147,6 +147,10 @@ class ToolCallFailed(Exception):
             kind = None
         self.error_type: str | None = kind if isinstance(kind, str) else None
 
+    def __reduce__(self) -> tuple[type[ToolCallFailed], tuple[str, str]]:
+        # Frameworks that keep or ship exceptions (a durable run's journal) can pickle it.
+        return (type(self), (self.tool, self.result))
+
 
 def failure(name: str, result: str | dict[str, Any]) -> ToolCallFailed | None:
     """The exception a framework should see for ``result``, or None for a success."""
