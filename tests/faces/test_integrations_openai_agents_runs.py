@@ -41,8 +41,11 @@ class Scripted(Model):
     def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
         self.tool, self.arguments = tool, arguments
         self.seen: list[Any] = []
+        self.offered: list[list[str]] = []
 
     async def get_response(self, system_instructions, input, *args: Any, **kwargs: Any):
+        tools = kwargs["tools"] if "tools" in kwargs else args[1]
+        self.offered.append(sorted(tool.name for tool in tools))
         outputs = [
             i for i in input if isinstance(i, dict) and i.get("type") == "function_call_output"
         ]
@@ -133,3 +136,14 @@ def test_no_failure_error_function_fails_the_run(host_registry: ToolRegistry) ->
         run(tools, "greet", {"name": "Mallory", "punctuation": None})
     assert isinstance(failed.value.__cause__, openai_agents.ToolCallFailed)
     assert failed.value.__cause__.error_type == "blocked"
+
+
+def test_availability_changes_show_up_without_rebuilding(
+    host_registry: ToolRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLREG_TEST_UNSET", "1")
+    tools = openai_agents.tools(host_registry)  # secret is available now
+    assert "secret" in [tool.name for tool in tools]
+    monkeypatch.delenv("TOOLREG_TEST_UNSET")
+    model = run(tools, "greet", {"name": "Ada", "punctuation": None})
+    assert model.offered == [["clock", "greet", "snap"]] * 2  # is_enabled asked each turn

@@ -75,3 +75,19 @@ def test_a_multimodal_result_reaches_the_model_as_binary_content(host_registry) 
     ]
     assert [(i.media_type, i.data) for i in images] == [("image/png", base64.b64decode(PNG_BASE64))]
     assert "the screen" in json.dumps([str(p.content) for p in parts])
+
+
+def test_availability_changes_show_up_without_rebuilding(host_registry, monkeypatch) -> None:
+    monkeypatch.setenv("TOOLREG_TEST_UNSET", "1")
+    tools = pydantic_ai.tools(host_registry)  # secret is available now
+    seen: list[list[str]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(sorted(t.name for t in info.function_tools))
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = Agent(FunctionModel(model), tools=tools)
+    agent.run_sync("go")
+    monkeypatch.delenv("TOOLREG_TEST_UNSET")
+    agent.run_sync("go")
+    assert seen == [["clock", "greet", "secret", "snap"], ["clock", "greet", "snap"]]

@@ -7,7 +7,9 @@
 Each tool is strict (the framework's default) with its schema rewritten for
 strict mode; a schema that cannot be rewritten is logged at WARNING with the
 reason and offered without strict mode. Calls go through
-``registry.adispatch``, so validation, hooks and policy apply.
+``registry.adispatch``, so validation, hooks and policy apply. Each tool's
+``is_enabled`` asks the registry whether it is available now, so a tool whose
+check_fn or environment changed comes and goes without rebuilding.
 
 A ``tool_error`` result takes the SDK's own failure path, as an exception in
 a ``@function_tool`` does: the tool's ``failure_error_function`` (by default
@@ -112,6 +114,8 @@ def _function_tool(
         params_json_schema=schema,
         on_invoke_tool=on_invoke_tool,
         strict_json_schema=strict,
+        # Asked by the Runner at every turn: availability changes show up without rebuilding.
+        is_enabled=lambda ctx, agent: registry.is_tool_available(spec.name),
     )
     return set_function_tool_failure_error_function(tool, failure_error_function)
 

@@ -11,7 +11,8 @@ result is raised the way pydantic-ai expects: ``ModelRetry`` for
 ``invalid_arguments`` (the model is asked to fix the call, within the tool's
 retry budget), ``ToolFailed`` for any other error (a failed tool result the
 model adapts to; pydantic-ai releases without it get the error JSON as the
-result).
+result). Each tool's ``prepare`` asks the registry at every step whether the
+tool is available now, so availability changes show up without rebuilding.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from ._registry_tools import (
 )
 
 try:
-    from pydantic_ai import BinaryContent, ModelRetry, Tool
+    from pydantic_ai import BinaryContent, ModelRetry, RunContext, Tool
+    from pydantic_ai.tools import ToolDefinition
 except ImportError as exc:
     raise missing_framework("pydantic_ai", "pydantic-ai-slim", "pydantic-ai") from exc
 
@@ -59,7 +61,16 @@ def _pydantic_ai_tool(registry: ToolRegistry, spec: ToolSpec) -> Tool[Any]:
     async def call(**arguments: Any) -> str | list[str | BinaryContent]:
         return _output(spec.name, await registry.adispatch(spec.name, arguments))
 
-    return Tool.from_schema(call, spec.name, spec.description, spec.parameters)
+    async def only_when_available(
+        ctx: RunContext[Any], tool_def: ToolDefinition
+    ) -> ToolDefinition | None:
+        # Read at every step: a tool whose check_fn or environment changed since
+        # tools() comes and goes without rebuilding the agent.
+        return tool_def if registry.is_tool_available(spec.name) else None
+
+    tool: Tool[Any] = Tool.from_schema(call, spec.name, spec.description, spec.parameters)
+    tool.prepare = only_when_available
+    return tool
 
 
 def _output(name: str, result: str | dict[str, Any]) -> str | list[str | BinaryContent]:
