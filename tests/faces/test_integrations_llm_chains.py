@@ -95,9 +95,9 @@ def test_async_tools_run_side_by_side_without_blocking_the_loop() -> None:
     elapsed = time.perf_counter() - started
     outputs = sorted(result.output for result in model.results)
     assert outputs == ["dozed 0", "dozed 1", "slept 0", "slept 1", "slept 2"]
-    assert elapsed < 0.6, f"5 calls of 0.2 s took {elapsed:.2f} s: they ran one after another"
+    assert elapsed < 0.9, f"5 calls of 0.2 s took {elapsed:.2f} s: they ran one after another"
     gaps = [later - earlier for earlier, later in zip(ticks, ticks[1:], strict=False)]
-    assert max(gaps) < 0.15, "the event loop was blocked"
+    assert max(gaps) < 0.19, "the event loop was blocked (a call holds it for 0.2 s)"
 
 
 def test_async_tools_report_errors_the_same_way(host_registry: ToolRegistry) -> None:
