@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
 
@@ -53,3 +54,24 @@ def test_a_multimodal_result_becomes_standard_content_blocks(host_registry: Tool
         {"type": "image", "base64": PNG_BASE64, "mime_type": "image/png"},
     ]
     assert [block["type"] for block in message.content_blocks] == ["text", "image"]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_error_is_a_tool_message_with_status_error(
+    host_registry: ToolRegistry, use_async: bool
+) -> None:
+    greet = by_name(host_registry)["greet"]
+
+    def run(args: dict) -> ToolMessage:
+        if use_async:
+            return asyncio.run(greet.ainvoke(call("greet", args)))
+        return greet.invoke(call("greet", args))
+
+    invalid = run({"name": 7})
+    assert isinstance(invalid, ToolMessage)
+    assert invalid.status == "error"
+    assert json.loads(invalid.content)["error_type"] == "invalid_arguments"
+    blocked = run({"name": "Mallory"})
+    assert blocked.status == "error"
+    assert "greeting Mallory is not allowed" in blocked.content
+    assert run({"name": "Ada"}).status == "success"

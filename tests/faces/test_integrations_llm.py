@@ -6,6 +6,7 @@ import base64
 import json
 
 import llm
+import pytest
 
 from conftest import PNG_BASE64
 from toolreg import ToolRegistry
@@ -28,9 +29,12 @@ def test_available_tools_become_llm_tools(host_registry: ToolRegistry) -> None:
 
 def test_calls_go_through_validation_and_hooks(host_registry: ToolRegistry) -> None:
     greet = by_name(host_registry, names=["greet"])["greet"]
-    invalid = json.loads(greet.implementation(name=["not", "a", "string"]))
-    assert invalid["error_type"] == "invalid_arguments"
-    assert "greeting Mallory is not allowed" in greet.implementation(name="Mallory")
+    with pytest.raises(toolreg_llm.ToolCallFailed) as invalid:
+        greet.implementation(name=["not", "a", "string"])
+    assert json.loads(str(invalid.value))["error_type"] == "invalid_arguments"
+    assert invalid.value.error_type == "invalid_arguments"
+    with pytest.raises(toolreg_llm.ToolCallFailed, match="greeting Mallory is not allowed"):
+        greet.implementation(name="Mallory")
 
 
 def test_a_multimodal_result_becomes_tool_output_with_attachments(

@@ -31,8 +31,9 @@ def run(registry: ToolRegistry, tool: str, args: dict[str, Any]) -> tuple[list[A
     return seen["returned"], seen["info"]
 
 
-def tool_return(parts: list[Any]) -> Any:
+def tool_return(parts: list[Any], outcome: str = "success") -> Any:
     (returned,) = [p for p in parts if p.part_kind == "tool-return"]
+    assert returned.outcome == outcome, returned
     return returned.content
 
 
@@ -47,10 +48,21 @@ def test_the_model_sees_the_available_tools_with_their_schemas(host_registry) ->
 def test_tool_calls_dispatch_through_validation_and_hooks(host_registry) -> None:
     assert tool_return(run(host_registry, "greet", {"name": "Ada"})[0]) == "Hello, Ada!"
     assert tool_return(run(host_registry, "clock", {})[0]) == "tick"
-    invalid = json.loads(tool_return(run(host_registry, "greet", {"name": 1})[0]))
-    assert invalid["error_type"] == "invalid_arguments"
-    blocked = tool_return(run(host_registry, "greet", {"name": "Mallory"})[0])
+    blocked = tool_return(run(host_registry, "greet", {"name": "Mallory"})[0], "failed")
     assert "greeting Mallory is not allowed" in blocked
+
+
+def test_invalid_arguments_ask_the_model_to_retry(host_registry) -> None:
+    # ModelRetry: pydantic-ai sends the error back as a retry, within the tool's retry budget.
+    retry = tool_return(run(host_registry, "greet", {"name": 1})[0], "retried")
+    assert json.loads(retry)["error_type"] == "invalid_arguments"
+
+
+def test_any_other_tool_error_is_a_failed_tool_result(reg) -> None:
+    # ToolFailed: the model sees a failed result (its provider's error channel), not a retry.
+    reg.register("boom", "t", {"parameters": {"type": "object"}}, lambda args: 1 / 0)
+    failed = json.loads(tool_return(run(reg, "boom", {})[0], "failed"))
+    assert failed["error"] == "Tool execution failed: ZeroDivisionError: division by zero"
 
 
 def test_a_multimodal_result_reaches_the_model_as_binary_content(host_registry) -> None:
@@ -63,3 +75,19 @@ def test_a_multimodal_result_reaches_the_model_as_binary_content(host_registry) 
     ]
     assert [(i.media_type, i.data) for i in images] == [("image/png", base64.b64decode(PNG_BASE64))]
     assert "the screen" in json.dumps([str(p.content) for p in parts])
+
+
+def test_availability_changes_show_up_without_rebuilding(host_registry, monkeypatch) -> None:
+    monkeypatch.setenv("TOOLREG_TEST_UNSET", "1")
+    tools = pydantic_ai.tools(host_registry)  # secret is available now
+    seen: list[list[str]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(sorted(t.name for t in info.function_tools))
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = Agent(FunctionModel(model), tools=tools)
+    agent.run_sync("go")
+    monkeypatch.delenv("TOOLREG_TEST_UNSET")
+    agent.run_sync("go")
+    assert seen == [["clock", "greet", "secret", "snap"], ["clock", "greet", "snap"]]

@@ -104,7 +104,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from .._contract.results import invalid_arguments
 
@@ -113,7 +113,34 @@ if TYPE_CHECKING:
     from .._registry.registry import ToolRegistry
     from .signature_schema import FunctionSchema
 
+#: The decorated function's own type: ``@tool`` gives the function back unchanged, so a
+#: type checker keeps its parameters, return type and overloads.
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+@overload
+def tool(func: F, /) -> F: ...
+
+
+@overload
+def tool(
+    func: None = None,
+    *,
+    name: str | None = None,
+    toolset: str | None = None,
+    description: str | None = None,
+    check_fn: CheckFn | None = None,
+    requires_env: Sequence[str] | None = None,
+    emoji: str = "",
+    max_result_size_chars: int | None = None,
+    override: bool = False,
+    timeout: float | None = None,
+    validate: bool = True,
+    dynamic_schema_overrides: SchemaOverrides | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    output_schema: dict[str, Any] | Literal[False] | None = None,
+    registry: ToolRegistry | None = None,
+) -> Callable[[F], F]: ...
 
 
 def tool(

@@ -10,7 +10,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from .._contract.entry import (
     DEFAULT_OPTIONS,
@@ -43,6 +43,10 @@ if TYPE_CHECKING:
     from .._core.plugin_policy import PluginPolicy
     from .._dispatch.dispatch import Dispatcher, DispatchHooks
     from .._dispatch.dispatch_many import Batches
+
+
+#: A function ``@registry.tool`` decorates, given back with its own type.
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class ToolRegistry:
@@ -86,8 +90,33 @@ class ToolRegistry:
     def __repr__(self) -> str:
         return f"<ToolRegistry tools={len(self)} generation={self.generation}>"
 
+    @overload
+    def tool(self, func: _F, /) -> _F: ...
+
+    @overload
+    def tool(
+        self,
+        func: None = None,
+        /,
+        *,
+        name: str | None = None,
+        toolset: str | None = None,
+        description: str | None = None,
+        check_fn: CheckFn | None = None,
+        requires_env: Sequence[str] | None = None,
+        emoji: str = "",
+        max_result_size_chars: int | None = None,
+        override: bool = False,
+        timeout: float | None = None,
+        validate: bool = True,
+        dynamic_schema_overrides: SchemaOverrides | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        output_schema: dict[str, Any] | Literal[False] | None = None,
+    ) -> Callable[[_F], _F]: ...
+
     def tool(self, func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
-        """``@registry.tool(...)``: :func:`toolreg.tool` registering into this registry."""
+        """``@registry.tool`` or ``@registry.tool(...)``: :func:`toolreg.tool` registering into
+        this registry; the function comes back unchanged, its type too."""
         from .._authoring.decorator import tool  # imported on use: most registries never decorate
 
         return tool(func, registry=self, **options)

@@ -7,12 +7,17 @@ not depend on how the registry is built inside.
 from __future__ import annotations
 
 import copy
+import difflib
+import json
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import toolreg
-from toolreg import DefinitionFormat, ToolRegistry, tool_result_message
+from toolreg import DefinitionFormat, ToolRegistry, is_tool_error, tool_result_message
+
+logger = logging.getLogger("toolreg.integrations")
 
 
 @dataclass(frozen=True)
@@ -41,7 +46,11 @@ def available_tools(
     ``names`` plus the tools of ``toolsets`` (all tools when both are None).
 
     ``format`` is the definition format whose name rule applies: a tool the
-    provider cannot take is logged and left out by ``get_definitions``.
+    provider cannot take is logged and left out by ``get_definitions``. A name
+    or toolset that is not in the registry is left out and logged too, never
+    raised: what is there is the operator's choice (a pack turned off, or one
+    that replaced a built-in), and a host must keep running. Only a selection
+    that is not a list of strings raises (TypeError).
     """
     registry = toolreg.registry if registry is None else registry
     selected = _selected_names(registry, names, toolsets)
@@ -52,6 +61,13 @@ def available_tools(
         ToolSpec(d["name"], d.get("description") or "", copy.deepcopy(d[parameters_key]))
         for d in registry.get_definitions(selected, format=format)
     ]
+    if selected:
+        offered = {spec.name for spec in specs}
+        for name in dict.fromkeys(selected):
+            if name not in offered:
+                available, reason = registry.availability(name)
+                why = "its definition could not be made" if available else reason
+                logger.info("Tool %s is left out: %s", name, why or "it is not available now")
     return registry, specs
 
 
@@ -62,27 +78,85 @@ def _selected_names(
         return None
     selected: list[str] = []
     if names is not None:
-        names = _listed(names, "names")
-        unknown = [name for name in names if name not in registry]
-        if unknown:
-            raise ValueError(f"Unknown tool(s): {', '.join(unknown)}")
-        selected.extend(names)
+        for name in _listed(names, "names"):
+            if name in registry:
+                selected.append(name)
+            else:
+                logger.warning("Tool %r is left out: %s", name, _why_missing(registry, name))
     if toolsets is not None:
         known = registry.get_toolsets()
         for toolset in _listed(toolsets, "toolsets"):
-            if registry.resolve_toolset(toolset) not in known:
-                raise ValueError(
-                    f"Unknown toolset {toolset!r}; known toolsets: {', '.join(known) or 'none'}"
+            if registry.resolve_toolset(toolset) in known:
+                selected.extend(registry.get_tool_names_for_toolset(toolset))
+            else:
+                logger.warning(
+                    "Toolset %r is left out: %s", toolset, _why_missing(registry, toolset, True)
                 )
-            selected.extend(registry.get_tool_names_for_toolset(toolset))
     return selected
+
+
+def _why_missing(registry: ToolRegistry, name: str, toolset: bool = False) -> str:
+    """Why ``name`` is not there: the registry's last decision about it, or the close names."""
+    for decision in reversed(registry.decisions()):
+        if toolset and decision.previous_toolset == name and decision.toolset != name:
+            return (
+                f"its tool {decision.tool} is now in toolset {decision.toolset!r} "
+                f"({decision.action} by {decision.owner})"
+            )
+        if (decision.toolset if toolset else decision.tool) != name:
+            continue
+        if decision.action == "deregistered":
+            return f"{'its tools were' if toolset else 'it was'} removed by {decision.owner}"
+        if decision.action == "rejected":
+            return f"refused: {decision.reason or 'by the registry'}"
+    if toolset:
+        known = registry.get_toolsets() + list(registry.get_toolset_aliases())
+    else:
+        known = registry.get_all_tool_names()
+    close = difflib.get_close_matches(name, known, n=3)
+    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+    what = "toolset" if toolset else "tool"
+    return f"no {what} has that name (a pack not installed, or turned off by the operator?){hint}"
 
 
 def _listed(values: Iterable[str], what: str) -> list[str]:
     # A bare string would be read one character at a time.
     if isinstance(values, str):
         raise TypeError(f"{what} must be a list of strings, not the string {values!r}")
-    return list(values)
+    listed = list(values)
+    for value in listed:
+        if not isinstance(value, str):
+            raise TypeError(f"{what} must be a list of strings; got {value!r}")
+    return listed
+
+
+class ToolCallFailed(Exception):
+    """A tool call that came back as a ``tool_error``, raised for a framework to report.
+
+    ``str(exc)`` is the error JSON the model reads; ``error_type`` is its
+    ``error_type`` (``invalid_arguments``, ``blocked``, ``timeout``...) or None.
+    """
+
+    def __init__(self, tool: str, result: str) -> None:
+        super().__init__(result)
+        self.tool = tool
+        self.result = result
+        try:
+            kind = json.loads(result).get("error_type")
+        except (ValueError, AttributeError):
+            kind = None
+        self.error_type: str | None = kind if isinstance(kind, str) else None
+
+    def __reduce__(self) -> tuple[type[ToolCallFailed], tuple[str, str]]:
+        # Frameworks that keep or ship exceptions (a durable run's journal) can pickle it.
+        return (type(self), (self.tool, self.result))
+
+
+def failure(name: str, result: str | dict[str, Any]) -> ToolCallFailed | None:
+    """The exception a framework should see for ``result``, or None for a success."""
+    if isinstance(result, str) and is_tool_error(result):
+        return ToolCallFailed(name, result)
+    return None
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@
 Each tool takes the registered JSON Schema as its ``args_schema`` and calls
 ``registry.dispatch`` (``ainvoke``: ``registry.adispatch``), so validation,
 hooks and policy apply. A multimodal result becomes LangChain's standard
-content blocks (``text``, ``image``, ``audio``).
+content blocks (``text``, ``image``, ``audio``). A ``tool_error`` result is
+raised as a ``ToolException`` and handled by LangChain (``handle_tool_error``):
+the model gets the error JSON in a ``ToolMessage`` with ``status="error"``.
 """
 
 from __future__ import annotations
@@ -14,10 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ._registry_tools import ToolSpec, available_tools, missing_framework, result_parts
+from ._registry_tools import (
+    ToolSpec,
+    available_tools,
+    failure,
+    missing_framework,
+    result_parts,
+)
 
 try:
-    from langchain_core.tools import StructuredTool
+    from langchain_core.tools import StructuredTool, ToolException
 except ImportError as exc:
     raise missing_framework("langchain", "langchain-core", "langchain") from exc
 
@@ -40,10 +48,10 @@ def tools(
 
 def _structured_tool(registry: ToolRegistry, spec: ToolSpec) -> StructuredTool:
     def run(**arguments: Any) -> str | list[dict[str, Any]]:
-        return _content(registry.dispatch(spec.name, arguments))
+        return _content(spec.name, registry.dispatch(spec.name, arguments))
 
     async def arun(**arguments: Any) -> str | list[dict[str, Any]]:
-        return _content(await registry.adispatch(spec.name, arguments))
+        return _content(spec.name, await registry.adispatch(spec.name, arguments))
 
     return StructuredTool(
         name=spec.name,
@@ -51,10 +59,14 @@ def _structured_tool(registry: ToolRegistry, spec: ToolSpec) -> StructuredTool:
         args_schema=spec.parameters,
         func=run,
         coroutine=arun,
+        handle_tool_error=True,  # the ToolException's text, with status="error"
     )
 
 
-def _content(result: str | dict[str, Any]) -> str | list[dict[str, Any]]:
+def _content(name: str, result: str | dict[str, Any]) -> str | list[dict[str, Any]]:
+    failed = failure(name, result)
+    if failed is not None:
+        raise ToolException(failed.result) from failed
     if isinstance(result, str):
         return result
     return [

@@ -3,10 +3,16 @@
 >>> import llm
 >>> from toolreg.integrations import llm as toolreg_llm
 >>> chain = llm.get_model("gpt-4.1-mini").chain("...", tools=toolreg_llm.tools())
+>>> chain = llm.get_async_model("gpt-4.1-mini").chain("...", tools=toolreg_llm.async_tools())
 
 Each tool calls ``registry.dispatch``, so validation, hooks and policy
-apply. A multimodal result becomes an ``llm.ToolOutput`` whose images and
-audio are attachments.
+apply. ``async_tools()`` gives the same tools with ``async def``
+implementations that call ``registry.adispatch``: llm's async chain runs
+them as tasks, side by side, without blocking the event loop. A multimodal
+result becomes an ``llm.ToolOutput`` whose images and audio are attachments.
+A ``tool_error`` result is raised as :class:`ToolCallFailed`, so llm records
+the exception on the ``ToolResult`` and tells the model ``Error: <the error
+JSON>``.
 """
 
 from __future__ import annotations
@@ -15,7 +21,14 @@ import base64
 from collections.abc import Iterable
 from typing import Any
 
-from ._registry_tools import ToolSpec, available_tools, missing_framework, result_parts
+from ._registry_tools import (
+    ToolCallFailed,
+    ToolSpec,
+    available_tools,
+    failure,
+    missing_framework,
+    result_parts,
+)
 
 try:
     import llm
@@ -24,7 +37,7 @@ except ImportError as exc:
 
 from toolreg import ToolRegistry
 
-__all__ = ["tools"]
+__all__ = ["ToolCallFailed", "async_tools", "tools"]
 
 
 def tools(
@@ -34,25 +47,46 @@ def tools(
     toolsets: Iterable[str] | None = None,
 ) -> list[llm.Tool]:
     """``llm.Tool``s for the available tools among ``names`` and ``toolsets``
-    (all when both are None) of ``registry`` (default ``toolreg.registry``)."""
+    (all when both are None) of ``registry`` (default ``toolreg.registry``),
+    for llm's synchronous models and chains."""
     registry, specs = available_tools(registry, names, toolsets)
-    return [_llm_tool(registry, spec) for spec in specs]
+    return [_llm_tool(registry, spec, asynchronous=False) for spec in specs]
 
 
-def _llm_tool(registry: ToolRegistry, spec: ToolSpec) -> llm.Tool:
+def async_tools(
+    registry: ToolRegistry | None = None,
+    *,
+    names: Iterable[str] | None = None,
+    toolsets: Iterable[str] | None = None,
+) -> list[llm.Tool]:
+    """Like :func:`tools`, with ``async def`` implementations for llm's async models
+    (``llm.get_async_model``): parallel calls run concurrently on the event loop."""
+    registry, specs = available_tools(registry, names, toolsets)
+    return [_llm_tool(registry, spec, asynchronous=True) for spec in specs]
+
+
+def _llm_tool(registry: ToolRegistry, spec: ToolSpec, *, asynchronous: bool) -> llm.Tool:
+    name = spec.name
+
     def implementation(**arguments: Any) -> str | llm.ToolOutput:
-        return _output(registry.dispatch(spec.name, arguments))
+        return _output(name, registry.dispatch(name, arguments))
+
+    async def async_implementation(**arguments: Any) -> str | llm.ToolOutput:
+        return _output(name, await registry.adispatch(name, arguments))
 
     return llm.Tool(
-        name=spec.name,
+        name=name,
         description=spec.description,
         input_schema=spec.parameters,
-        implementation=implementation,
+        implementation=async_implementation if asynchronous else implementation,
         plugin="toolreg",
     )
 
 
-def _output(result: str | dict[str, Any]) -> str | llm.ToolOutput:
+def _output(name: str, result: str | dict[str, Any]) -> str | llm.ToolOutput:
+    failed = failure(name, result)
+    if failed is not None:
+        raise failed
     if isinstance(result, str):
         return result
     parts = result_parts(result)

@@ -7,7 +7,17 @@
 Each tool is strict (the framework's default) with its schema rewritten for
 strict mode; a schema that cannot be rewritten is logged at WARNING with the
 reason and offered without strict mode. Calls go through
-``registry.adispatch``, so validation, hooks and policy apply.
+``registry.adispatch``, so validation, hooks and policy apply. Each tool's
+``is_enabled`` asks the registry whether it is available now, so a tool whose
+check_fn or environment changed comes and goes without rebuilding.
+
+A ``tool_error`` result takes the SDK's own failure path, as an exception in
+a ``@function_tool`` does: the tool's ``failure_error_function`` (by default
+:func:`tool_error_message`, the error JSON, which tells the model what to fix)
+makes what the model reads, and the tool's span is marked as an error. Pass
+``failure_error_function=agents.default_tool_error_function`` to hide the
+details from the model, or None to let the run fail (the SDK's ``UserError``,
+caused by :class:`ToolCallFailed`).
 """
 
 from __future__ import annotations
@@ -18,10 +28,31 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._schemas.strict_schema import NotStrict, Restore, strict_schema
-from ._registry_tools import ToolSpec, available_tools, missing_framework
+from ._registry_tools import (
+    ToolCallFailed,
+    ToolSpec,
+    available_tools,
+    failure,
+    missing_framework,
+)
 
 try:
-    from agents import FunctionTool, ToolOutputImage, ToolOutputText
+    from agents import (
+        FunctionTool,
+        RunContextWrapper,
+        SpanError,
+        ToolOutputImage,
+        ToolOutputText,
+        default_tool_error_function,
+        get_current_span,
+    )
+    from agents.tool import (
+        ToolErrorFunction,
+        maybe_invoke_function_tool_failure_error_function,
+        resolve_function_tool_failure_error_function,
+        set_function_tool_failure_error_function,
+    )
+    from agents.tool_context import ToolContext
 except ImportError as exc:
     raise missing_framework("openai_agents", "openai-agents", "openai-agents") from exc
 
@@ -29,7 +60,12 @@ from toolreg import ToolRegistry, tool_result_message
 
 logger = logging.getLogger("toolreg.integrations")
 
-__all__ = ["tools"]
+__all__ = ["ToolCallFailed", "tool_error_message", "tools"]
+
+
+def tool_error_message(ctx: RunContextWrapper[Any], error: Exception) -> str:
+    """The default ``failure_error_function``: the error JSON dispatch returned."""
+    return str(error)
 
 
 def tools(
@@ -38,17 +74,25 @@ def tools(
     names: Iterable[str] | None = None,
     toolsets: Iterable[str] | None = None,
     strict: bool = True,
+    failure_error_function: ToolErrorFunction | None = tool_error_message,
 ) -> list[FunctionTool]:
     """``FunctionTool``s for the available tools among ``names`` and ``toolsets``
     (all when both are None) of ``registry`` (default ``toolreg.registry``).
 
     ``strict=False`` offers every tool with its schema as registered.
+    ``failure_error_function`` is the SDK's: what the model reads when a call
+    fails (None: the run fails, its ``UserError`` caused by :class:`ToolCallFailed`).
     """
     registry, specs = available_tools(registry, names, toolsets, format="openai-responses")
-    return [_function_tool(registry, spec, strict) for spec in specs]
+    return [_function_tool(registry, spec, strict, failure_error_function) for spec in specs]
 
 
-def _function_tool(registry: ToolRegistry, spec: ToolSpec, strict: bool) -> FunctionTool:
+def _function_tool(
+    registry: ToolRegistry,
+    spec: ToolSpec,
+    strict: bool,
+    failure_error_function: ToolErrorFunction | None,
+) -> FunctionTool:
     schema, restore = spec.parameters, None
     if strict:
         try:
@@ -57,16 +101,52 @@ def _function_tool(registry: ToolRegistry, spec: ToolSpec, strict: bool) -> Func
             logger.warning("Tool %s is offered without strict mode: %s", spec.name, exc)
             strict = False
 
-    async def on_invoke_tool(ctx: Any, arguments: str) -> Any:
-        return _output(await registry.adispatch(spec.name, _arguments(arguments, restore)))
+    async def on_invoke_tool(ctx: ToolContext[Any], arguments: str) -> Any:
+        result = await registry.adispatch(spec.name, _arguments(arguments, restore))
+        failed = failure(spec.name, result)
+        if failed is None:
+            return _output(result)
+        return await _failed(tool, ctx, failed)
 
-    return FunctionTool(
+    tool = FunctionTool(
         name=spec.name,
         description=spec.description,
         params_json_schema=schema,
         on_invoke_tool=on_invoke_tool,
         strict_json_schema=strict,
+        # Asked by the Runner at every turn: availability changes show up without rebuilding.
+        is_enabled=lambda ctx, agent: registry.is_tool_available(spec.name),
     )
+    return set_function_tool_failure_error_function(tool, failure_error_function)
+
+
+async def _failed(tool: FunctionTool, ctx: ToolContext[Any], failed: ToolCallFailed) -> Any:
+    """The SDK's handling of a failed call, as ``@function_tool`` gets it: the tool's
+    failure function makes the model's text, and the tool's span gets the error."""
+    message = await maybe_invoke_function_tool_failure_error_function(
+        function_tool=tool, context=ctx, error=failed
+    )
+    if message is None:  # failure_error_function=None: the run fails
+        raise failed
+    span = get_current_span()
+    if span is not None:
+        # As the SDK does: the error's text only when the run lets traces hold
+        # sensitive data and the model was told more than the SDK's fixed text.
+        sensitive = (ctx.run_config is None or ctx.run_config.trace_include_sensitive_data) and (
+            resolve_function_tool_failure_error_function(tool, ctx)
+            is not default_tool_error_function
+        )
+        span.set_error(
+            SpanError(
+                message="Error running tool (non-fatal)",
+                data={
+                    "tool_name": tool.name,
+                    "error": failed.result if sensitive else "Error details are redacted.",
+                    "error_type": failed.error_type,
+                },
+            )
+        )
+    return message
 
 
 def _arguments(arguments: str, restore: Restore | None) -> Any:

@@ -6,7 +6,13 @@
 
 Each tool is built with ``Tool.from_schema`` from the registered JSON Schema
 and calls ``registry.adispatch``, so validation, hooks and policy apply. A
-multimodal result becomes text and ``BinaryContent`` parts.
+multimodal result becomes text and ``BinaryContent`` parts. A ``tool_error``
+result is raised the way pydantic-ai expects: ``ModelRetry`` for
+``invalid_arguments`` (the model is asked to fix the call, within the tool's
+retry budget), ``ToolFailed`` for any other error (a failed tool result the
+model adapts to; pydantic-ai releases without it get the error JSON as the
+result). Each tool's ``prepare`` asks the registry at every step whether the
+tool is available now, so availability changes show up without rebuilding.
 """
 
 from __future__ import annotations
@@ -15,12 +21,24 @@ import base64
 from collections.abc import Iterable
 from typing import Any
 
-from ._registry_tools import ToolSpec, available_tools, missing_framework, result_parts
+from ._registry_tools import (
+    ToolSpec,
+    available_tools,
+    failure,
+    missing_framework,
+    result_parts,
+)
 
 try:
-    from pydantic_ai import BinaryContent, Tool
+    from pydantic_ai import BinaryContent, ModelRetry, RunContext, Tool
+    from pydantic_ai.tools import ToolDefinition
 except ImportError as exc:
     raise missing_framework("pydantic_ai", "pydantic-ai-slim", "pydantic-ai") from exc
+
+try:
+    from pydantic_ai import ToolFailed
+except ImportError:  # pydantic-ai before ToolFailed: the error is an ordinary result
+    ToolFailed = None  # type: ignore[assignment,misc]
 
 from toolreg import ToolRegistry
 
@@ -41,12 +59,27 @@ def tools(
 
 def _pydantic_ai_tool(registry: ToolRegistry, spec: ToolSpec) -> Tool[Any]:
     async def call(**arguments: Any) -> str | list[str | BinaryContent]:
-        return _output(await registry.adispatch(spec.name, arguments))
+        return _output(spec.name, await registry.adispatch(spec.name, arguments))
 
-    return Tool.from_schema(call, spec.name, spec.description, spec.parameters)
+    async def only_when_available(
+        ctx: RunContext[Any], tool_def: ToolDefinition
+    ) -> ToolDefinition | None:
+        # Read at every step: a tool whose check_fn or environment changed since
+        # tools() comes and goes without rebuilding the agent.
+        return tool_def if registry.is_tool_available(spec.name) else None
+
+    tool: Tool[Any] = Tool.from_schema(call, spec.name, spec.description, spec.parameters)
+    tool.prepare = only_when_available
+    return tool
 
 
-def _output(result: str | dict[str, Any]) -> str | list[str | BinaryContent]:
+def _output(name: str, result: str | dict[str, Any]) -> str | list[str | BinaryContent]:
+    failed = failure(name, result)
+    if failed is not None:
+        if failed.error_type == "invalid_arguments":
+            raise ModelRetry(failed.result) from failed
+        if ToolFailed is not None:
+            raise ToolFailed(failed.result) from failed
     if isinstance(result, str):
         return result
     return [
