@@ -20,12 +20,12 @@ from dists import REPO
 mypy_api = pytest.importorskip("mypy.api")
 
 SNIPPET = """
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from typing import Any, Literal
 
 from typing_extensions import assert_type
 
-from toolreg import ToolRegistry, tool
+from toolreg import ToolRegistry, strict_arguments, tool
 
 registry = ToolRegistry()
 
@@ -55,11 +55,16 @@ assert_type(called(1.0, "K"), float)
 assert_type(method_bare("Ada"), str)
 area = method_called(1.0, 2.0)
 assert_type(area, Coroutine[Any, Any, float]).close()
+assert_type(registry.dispatch_many([("bare", {"text": "x"})]), list[str | dict[str, Any]])
+assert_type(strict_arguments("bare", '{"text": "x"}'), Mapping[str, Any] | str)
+assert_type(strict_arguments("bare", None), None)
 bare(3)  # WRONG 1
 called(1.0, to="C")  # WRONG 2
 method_bare()  # WRONG 3
 method_called("wide", 2.0).close()  # WRONG 4
 tool(name=3)  # WRONG 5
+registry.dispatch_many([("bare", {})], "eight")  # WRONG 6
+registry.dispatch_many([("bare", {})], progress=len)  # WRONG 7
 """
 
 

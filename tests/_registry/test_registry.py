@@ -523,3 +523,13 @@ def test_a_copy_of_an_entry_is_a_new_read_only_entry(reg: ToolRegistry):
         assert [getattr(twin, f) == getattr(entry, f) for f in FIELDS[:-1]] == [True] * 13
         with pytest.raises(AttributeError, match="read-only"):
             twin.handler = other
+
+
+def test_dispatch_many_s_default_concurrency_is_the_batches():
+    import inspect
+
+    from toolreg._dispatch.dispatch_many import DEFAULT_MAX_CONCURRENCY
+
+    for method in (ToolRegistry.dispatch_many, ToolRegistry.adispatch_many):
+        default = inspect.signature(method).parameters["max_concurrency"].default
+        assert default == DEFAULT_MAX_CONCURRENCY

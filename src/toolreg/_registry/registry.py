@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .._core.decisions import Decision
     from .._core.plugin_policy import PluginPolicy
     from .._dispatch.dispatch import Dispatcher, DispatchHooks
-    from .._dispatch.dispatch_many import Batches
+    from .._dispatch.dispatch_many import Batches, BatchProgressCallback
 
 
 #: A function ``@registry.tool`` decorates, given back with its own type.
@@ -341,19 +341,30 @@ class ToolRegistry:
             kwargs["progress"] = progress
         return self._dispatcher.adispatch(name, args, **kwargs)
 
-    def dispatch_many(self, *args: Any, **kwargs: Any) -> list[str | dict[str, Any]]:
-        """``dispatch_many(calls, max_concurrency=8, *, progress=None)``: calls run concurrently.
+    def dispatch_many(
+        self,
+        calls: Sequence[Sequence[Any]],
+        max_concurrency: int = 8,
+        *,
+        progress: BatchProgressCallback | None = None,
+    ) -> list[str | dict[str, Any]]:
+        """Run ``calls`` concurrently, at most ``max_concurrency`` at once; results in order.
 
-        Each call, ``(name, args)`` or ``(name, args, call_id)``, is a ``dispatch`` of its own
-        (hooks, timeout, errors as results); results in call order. ValueError: concurrency < 1.
+        Each call, ``(name, args)`` or ``(name, args, call_id)``, is a ``dispatch`` of its
+        own (hooks, timeout, errors as results). ``progress(index, progress, total,
+        message)`` hears each call's reports. ValueError for a concurrency below 1.
         """
-        return self._batches.dispatch_many(*args, **kwargs)
+        return self._batches.dispatch_many(calls, max_concurrency, progress=progress)
 
     def adispatch_many(
-        self, *args: Any, **kwargs: Any
+        self,
+        calls: Sequence[Sequence[Any]],
+        max_concurrency: int = 8,
+        *,
+        progress: BatchProgressCallback | None = None,
     ) -> Coroutine[Any, Any, list[str | dict[str, Any]]]:
         """The async twin of ``dispatch_many``: async tools on the caller's loop."""
-        return self._batches.adispatch_many(*args, **kwargs)
+        return self._batches.adispatch_many(calls, max_concurrency, progress=progress)
 
     def enable_tracing(self, *, tracer_provider: Any = None, meter_provider: Any = None) -> None:
         """Trace every dispatch with OpenTelemetry (see ``toolreg.enable_tracing``). Host only."""

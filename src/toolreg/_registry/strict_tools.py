@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from .._schemas.formats import NotStrict
 from .._schemas.strict_schema import Restore, strict_schema
@@ -48,9 +48,19 @@ def strict_refusals(
     return refused
 
 
+@overload
+def strict_arguments(
+    name: str, args: Mapping[str, Any] | str, *, registry: ToolRegistry | None = None
+) -> Mapping[str, Any] | str: ...
+
+
+@overload
+def strict_arguments(name: str, args: None, *, registry: ToolRegistry | None = None) -> None: ...
+
+
 def strict_arguments(
     name: str, args: Mapping[str, Any] | str | None, *, registry: ToolRegistry | None = None
-) -> Any:
+) -> Mapping[str, Any] | str | None:
     """The model's arguments for a strict definition of ``name``, as the tool takes them.
 
     A ``null`` for an optional property is removed (the tool's default
