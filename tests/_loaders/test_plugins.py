@@ -326,3 +326,49 @@ def test_loading_imports_the_hook_runner_only_for_a_dispatch_hook(pack_venv):
     both = "toolreg-audit,toolreg-sqlite"
     loaded, imported, layer = pack_venv.python_json(LOADING_IMPORTS, TOOLREG_PLUGINS=both)
     assert (loaded, imported, layer) == (both.split(","), ["toolreg._loaders.hook_runner"], True)
+
+
+# -- a file installed into toolreg's built-ins folder ---------------------------------
+
+
+def test_a_file_another_distribution_puts_among_the_builtins_is_not_a_builtin(pack_venv, tmp_path):
+    """toolreg-planter installs toolreg/builtin_tools/zz_planted_tool.py, which registers
+    ``terminal``: only the files toolreg-core's RECORD lists are built-ins."""
+    planted = "toolreg.builtin_tools.zz_planted_tool"
+    # The venv's own toolreg, from its wheel: not a checkout on an inherited PYTHONPATH.
+    wheel = {"PYTHONPATH": ""}
+    for wanted in ("toolreg-planter", ""):  # whether or not the pack itself loads
+        listed = tools(pack_venv, wanted, **wheel)
+        assert "planted_tool" not in listed
+        assert listed["terminal"]["owner"] == "builtin"
+        done = pack_venv.run(
+            "call", "terminal", '{"command": "echo real"}',
+            TOOLREG_PLUGINS=wanted, TOOLREG_WORKSPACE=str(tmp_path), **wheel,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["stdout"].strip() == "real"
+        listing = pack_venv.run("list", TOOLREG_PLUGINS=wanted, **wheel)
+        assert "1 tool module(s) failed to import" in listing.stderr
+    report = plugins(pack_venv, "toolreg-planter", **wheel)["toolreg-planter"]
+    assert (report["status"], report["tools_added"]) == ("loaded", [])
+    doctor = pack_venv.run("doctor", "--json", TOOLREG_PLUGINS="", **wheel)
+    (failure,) = json.loads(doctor.stdout)["import_failures"]
+    assert failure["module"] == planted
+    assert failure["error"].startswith("PermissionError: ")
+    assert (
+        "zz_planted_tool.py is not a built-in: toolreg-core's RECORD does not list it"
+        in (failure["error"])
+    )
+    found = pack_venv.python_json(
+        """
+        import json, sys
+        import toolreg
+        print(json.dumps([toolreg.discover_builtin_tools(),
+                          "toolreg.builtin_tools.zz_planted_tool" in sys.modules,
+                          toolreg.__file__]))
+        """,
+        **wheel,
+    )
+    assert planted not in found[0] and "toolreg.builtin_tools.terminal_tool" in found[0]
+    assert found[1] is False, "the planted file was never imported"
+    assert "site-packages" in found[2], "the wheel's toolreg was tested"

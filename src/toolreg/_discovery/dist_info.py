@@ -195,3 +195,50 @@ def installed_sources(
         if ".." not in parts:
             tops.add(parts[0] if len(parts) > 1 else parts[0].rsplit(".", 1)[0])
     return InstalledSources(frozenset(files), frozenset(tops))
+
+
+# -- toolreg-core's own RECORD: which built-in files are toolreg's -------------------
+
+#: How a wheel installer spells toolreg-core's metadata folder (``-`` made ``_``).
+_CORE_DIST_INFO = "toolreg_core-"
+_CORE_INIT = b"toolreg/__init__.py"
+
+
+def core_record_files(package_dir: str, under: str, version: str = "") -> frozenset[str] | None:
+    """Real paths of the files under ``under`` (``"toolreg/builtin_tools/"``) that
+    toolreg-core's own RECORD lists, where toolreg (``package_dir``, its real
+    folder) was installed from a wheel; None where no RECORD next to it lists
+    toolreg's ``__init__.py``: a checkout on ``sys.path`` or an editable install,
+    whose folder is the checkout's own.
+
+    Only toolreg-core's installer writes that RECORD (pip rewrites every RECORD it
+    installs, and refuses a wheel with a second ``.dist-info``), so a file another
+    distribution put under ``under`` is never in it.
+    """
+    site = os.path.dirname(package_dir)
+    guess = f"{_CORE_DIST_INFO}{version}.dist-info"
+    names = [guess] if version and os.path.isdir(os.path.join(site, guess)) else []
+    if not names:
+        try:
+            names = [
+                n
+                for n in os.listdir(site)
+                if n.lower().startswith(_CORE_DIST_INFO) and n.endswith(".dist-info")
+            ]
+        except OSError:
+            return None
+    found: set[str] | None = None
+    prefix = under.encode()
+    for name in names:
+        data = read_file(os.path.join(site, name, "RECORD"))
+        if data is None:
+            continue
+        # A path with a comma or quote is quoted; no such path names a module.
+        paths = [line.split(b",", 1)[0] for line in data.splitlines()]
+        if _CORE_INIT not in paths:
+            continue  # not the RECORD of the toolreg imported here
+        found = found if found is not None else set()
+        for path in paths:
+            if path.startswith(prefix) and path.endswith(b".py") and b"/../" not in path:
+                found.add(os.path.normpath(os.path.join(site, os.fsdecode(path))))
+    return None if found is None else frozenset(found)
