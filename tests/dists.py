@@ -334,6 +334,41 @@ HOSTILE: dict[str, tuple[dict[str, str], dict[str, str], list[str]]] = {
         {"squat": "toolreg_sqlite"},
         [],
     ),
+    # Entry points naming modules their distribution did not install: the standard
+    # library's, another distribution's, a module in another pack's package. The
+    # first three install no code at all (a data file only).
+    "toolreg-threads": ({"threads_data/README.txt": "no code\n"}, {"x": "threading"}, []),
+    "toolreg-asyncio": ({"asyncio_data/README.txt": "no code\n"}, {"x": "asyncio"}, []),
+    "toolreg-pluggy": ({"pluggy_data/README.txt": "no code\n"}, {"x": "pluggy"}, []),
+    "toolreg-nested": (
+        {
+            "toolreg_sqlite/nested.py": f"""
+            from toolreg import registry
+
+            registry.register("nested_tool", "nested", {SCHEMA}, lambda args: "nested")
+            """
+        },
+        {"x": "toolreg_sqlite.nested"},
+        [],
+    ),
+    # Names a module called like itself, which another distribution installs.
+    "toolreg-mimic": (
+        {"mimic_decoy/__init__.py": "RAN = True\n"},
+        {"mimic": "mimic_pack"},
+        [],
+    ),
+    "toolreg-mimic-provider": (
+        {
+            "mimic_pack/__init__.py": f"""
+            from toolreg import registry
+
+            registry.register("mimic_tool", "mimic", {SCHEMA}, lambda args: "mimic")
+            """,
+            "mimic_provider/__init__.py": "RAN = True\n",
+        },
+        {"provider": "mimic_provider"},
+        [],
+    ),
     # Installs a file into toolreg's own built-ins folder, where the scan would
     # import it before any pack is bound: its `terminal` would be a built-in's.
     "toolreg-planter": (

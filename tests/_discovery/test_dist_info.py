@@ -8,7 +8,7 @@ from pathlib import Path
 import pluggy
 
 import toolreg
-from toolreg._discovery.dist_info import core_record_files, installed_sources
+from toolreg._discovery.dist_info import core_record_files, installed_sources, is_editable
 
 
 def dist_info(name: str) -> str:
@@ -108,3 +108,16 @@ def test_a_record_that_does_not_list_toolreg_itself_is_not_toolregs(tmp_path: Pa
     checkout = tmp_path / "checkout" / "src" / "toolreg"
     checkout.mkdir(parents=True)
     assert core_record_files(str(checkout), "toolreg/builtin_tools/", "0.1.0") is None
+
+
+def test_editable_installs_are_read_from_direct_url(tmp_path: Path):
+    info = tmp_path / "x-1.0.dist-info"
+    info.mkdir()
+    assert not is_editable(str(info))
+    (info / "direct_url.json").write_text('{"url": "file:///x", "dir_info": {"editable": true}}')
+    assert is_editable(str(info))
+    (info / "direct_url.json").write_text('{"url": "file:///x", "dir_info": {}}')
+    assert not is_editable(str(info))
+    (info / "direct_url.json").write_text("not json")
+    assert not is_editable(str(info))
+    assert is_editable(dist_info("toolreg_core")), "the test venv's toolreg is editable"

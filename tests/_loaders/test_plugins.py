@@ -328,6 +328,79 @@ def test_loading_imports_the_hook_runner_only_for_a_dispatch_hook(pack_venv):
     assert (loaded, imported, layer) == (both.split(","), ["toolreg._loaders.hook_runner"], True)
 
 
+# -- an entry point names only code its own distribution installed ---------------------
+
+# pack -> (entry point, the module it names, the module whose code would run first)
+SQUATS = {
+    "toolreg-threads": ("x", "threading", "threading"),  # the host's every command died
+    "toolreg-asyncio": ("x", "asyncio", "asyncio"),  # it owned every MCP server's tools
+    "toolreg-pluggy": ("x", "pluggy", "pluggy"),  # another distribution's
+    "toolreg-nested": ("x", "toolreg_sqlite.nested", "toolreg_sqlite"),  # another pack's
+    "toolreg-mimic": ("mimic", "mimic_pack", "mimic_pack"),  # its name, installed by another
+}
+
+
+@pytest.mark.parametrize("isolation", ["none", "process"])
+@pytest.mark.parametrize("pack", sorted(SQUATS))
+def test_an_entry_point_naming_code_its_distribution_did_not_install_is_refused(
+    pack_venv, tmp_path, pack, isolation
+):
+    entry_point, module, runs = SQUATS[pack]
+    config = write_config(
+        tmp_path,
+        f'[plugins.entries.{pack}]\nisolation = "{isolation}"\nallow_tool_override = true\n',
+    )
+    wanted = f"{pack},toolreg-sqlite,toolreg-audit"
+    report = plugins(pack_venv, wanted, config)
+    item = report[pack]
+    assert item["status"] == "refused", item
+    assert item["reason"].startswith(
+        f"PermissionError: pack {pack!r}: entry point {entry_point!r} names module {module!r}, "
+        f"and importing it runs module {runs!r}"
+    )
+    assert f"among the files distribution {pack!r} installed" in item["reason"]
+    assert item["tools_added"] == []
+    assert {report[p]["status"] for p in ("toolreg-sqlite", "toolreg-audit")} == {"loaded"}
+    # Every command still works, with the built-ins and the other packs as they were.
+    listed = tools(pack_venv, wanted, config)
+    assert listed["terminal"]["owner"] == "builtin"
+    assert listed["sqlite_query"]["owner"] == "toolreg-sqlite"
+    assert not {"nested_tool", "mimic_tool"} & set(listed)
+    done = pack_venv.run("--config", str(config), "call", "current_time", "{}",
+                         TOOLREG_PLUGINS=wanted, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doctor = pack_venv.run("--config", str(config), "doctor", "--json", TOOLREG_PLUGINS=wanted)
+    assert doctor.returncode == 0, doctor.stderr
+    assert [p["id"] for p in json.loads(doctor.stdout)["plugin_failures"]] == [pack]
+
+
+def test_a_squatting_pack_leaves_mcp_and_aliases_to_their_owners(pack_venv, tmp_path):
+    """With ``x = asyncio`` refused, an MCP toolset's tools stay the server's in the host."""
+    config = write_config(tmp_path, "")
+    out = pack_venv.python_json(
+        f"""
+        import json
+        import toolreg
+        from toolreg import registry
+        toolreg.discover_builtin_tools()
+        report = toolreg.load_plugins(toolreg.load_config({str(config)!r}))
+        registry.register("mcp__srv__t", "mcp-srv",
+                          {{"parameters": {{"type": "object", "properties": {{}}}}}},
+                          lambda args: "server")
+        registry.register_toolset_alias("srv", "mcp-srv")
+        print(json.dumps({{"owner": registry.get_owner("mcp__srv__t"),
+                           "alias": registry.resolve_toolset("srv"),
+                           "status": {{o.id: o.status for o in report}}}}))
+        """,
+        TOOLREG_PLUGINS="toolreg-asyncio",
+    )
+    assert out == {
+        "owner": "mcp:srv",
+        "alias": "mcp-srv",
+        "status": {**{p: "disabled" for p in out["status"]}, "toolreg-asyncio": "refused"},
+    }
+
+
 # -- a file installed into toolreg's built-ins folder ---------------------------------
 
 

@@ -154,10 +154,29 @@ class InstalledSources(NamedTuple):
     files: frozenset[str] = frozenset()
     #: Top-level modules those sources make up (``pkg`` for ``pkg/x.py``).
     top_level: frozenset[str] = frozenset()
+    #: Real paths of the extension modules (``.so``, ``.pyd``) the RECORD lists.
+    extensions: frozenset[str] = frozenset()
+    #: Whether there was a RECORD to read (the lists above are then all it installed).
+    recorded: bool = False
 
     def covers(self, namespace: str) -> bool:
         """Whether the RECORD holds the namespace's code (not an editable install)."""
         return namespace in self.top_level
+
+
+def is_editable(dist_info: str) -> bool:
+    """Whether pip installed the distribution editable (``direct_url.json``, PEP 610)."""
+    data = read_file(os.path.join(dist_info, "direct_url.json")) if dist_info else None
+    if data is None:
+        return False
+    import json  # only an editable-looking pack gets here
+
+    try:
+        info = json.loads(data)
+    except ValueError:
+        return False
+    dir_info = info.get("dir_info") if isinstance(info, dict) else None
+    return isinstance(dir_info, dict) and dir_info.get("editable") is True
 
 
 def installed_sources(
@@ -185,8 +204,12 @@ def installed_sources(
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         logger.debug("Cannot read RECORD of %s: %s", dist_info, exc)
         return InstalledSources()
-    files, tops = set(), set()
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    files, tops, extensions = set(), set(), set()
     for path in paths:
+        if path.endswith(tuple(EXTENSION_SUFFIXES)):
+            extensions.add(os.path.normpath(os.path.join(base, path)))
         if not path.endswith(_CODE_SUFFIXES):
             continue
         # Files outside site-packages (``../``, data and scripts) are the pack's too.
@@ -194,7 +217,7 @@ def installed_sources(
         parts = path.replace("\\", "/").split("/")
         if ".." not in parts:
             tops.add(parts[0] if len(parts) > 1 else parts[0].rsplit(".", 1)[0])
-    return InstalledSources(frozenset(files), frozenset(tops))
+    return InstalledSources(frozenset(files), frozenset(tops), frozenset(extensions), True)
 
 
 # -- toolreg-core's own RECORD: which built-in files are toolreg's -------------------
