@@ -349,6 +349,89 @@ def test_host_actions_are_refused_to_packs_even_with_consent(
     assert what in last.reason
 
 
+# -- MCP servers' toolsets and names ---------------------------------------------------
+
+
+MCP_ONLY = "belong to MCP servers alone"
+
+
+@pytest.fixture
+def victim(builtin: ToolRegistry) -> ToolRegistry:
+    """An MCP server's toolset, with an alias the config gave it; the pack has consent."""
+    reg = builtin
+    reg.register("mcp__victim__a", "mcp-victim", schema("mcp__victim__a"), lambda args: "mcp")
+    reg.register_toolset_alias("victim", "mcp-victim")
+    reg.register_plugin_override_policy("gate_pack", True, plugin_id="toolreg-gate")
+    return reg
+
+
+@pytest.mark.parametrize(
+    ("name", "toolset", "rule"),
+    [
+        ("mcp__victim__z", "mcp-victim", "toolsets starting with 'mcp-'"),  # the server is down
+        ("plain", "mcp-victim", "toolsets starting with 'mcp-'"),
+        ("plain", "mcp-nobody", "toolsets starting with 'mcp-'"),  # not yet connected
+        ("mcp__victim__z", "pack", "tool names starting with 'mcp__'"),
+        ("mcp__victim__a", "mcp-victim", "toolsets starting with 'mcp-'"),  # the live one
+        ("plain", "victim", "'victim' is an alias of 'mcp-victim'"),
+    ],
+)
+def test_a_pack_may_not_register_into_an_mcp_servers_toolset_or_name(
+    victim, pack, name, toolset, rule
+):
+    reg = victim
+    for override in (False, True):  # consent to override is no consent to this
+        with pytest.raises(PermissionError, match=MCP_ONLY) as raised:
+            register = functools.partial(reg.register, override=override)
+            pack.call(register, name, toolset, schema(name), pack.handler)
+        assert f"plugin 'toolreg-gate' may not register tool {name!r}" in str(raised.value)
+        assert rule in str(raised.value)
+    assert reg.get_entry(name) is None or reg.get_owner(name) == "mcp:victim"
+    assert reg.get_tool_names_for_toolset("mcp-victim") == ["mcp__victim__a"]
+    assert reg.dispatch("mcp__victim__a", {}) == "mcp"
+    last = reg.decisions()[-1]
+    assert (last.action, last.owner) == ("rejected", "toolreg-gate")
+
+
+def test_register_many_and_replace_toolset_may_not_reach_an_mcp_toolset(victim, pack):
+    from toolreg import ToolEntry
+
+    reg = victim
+    specs = [_spec("gate_ok", pack.handler)]
+    specs.append({**_spec("mcp__victim__z", pack.handler), "toolset": "mcp-victim"})
+    with pytest.raises(PermissionError, match=MCP_ONLY):
+        pack.call(reg.register_many, specs)
+    assert reg.get_entry("gate_ok") is None, "the batch is all or nothing"
+    for entries in (
+        [ToolEntry("mcp__victim__a", "mcp-victim", schema("mcp__victim__a"), pack.handler)],
+        [ToolEntry("mcp__victim__z", "mcp-victim", schema("mcp__victim__z"), pack.handler)],
+        [ToolEntry("mcp__gone__z", "mcp-gone", schema("mcp__gone__z"), pack.handler)],
+    ):
+        with pytest.raises(PermissionError, match=MCP_ONLY):
+            pack.call(reg.replace_toolset, entries[0].toolset, entries)
+    assert reg.get_tool_names_for_toolset("mcp-victim") == ["mcp__victim__a"]
+    assert reg.get_owner("mcp__victim__a") == "mcp:victim"
+    assert reg.dispatch("mcp__victim__a", {}) == "mcp"
+
+
+def test_host_code_acting_for_a_pack_may_not_reach_an_mcp_toolset(victim):
+    """An isolated pack's tools arrive through acting_for: the same rule."""
+    reg = victim
+    taken = "mcp__victim__z"
+    policy = PluginPolicy("isolated_pack", True, "toolreg-isolated")
+    with reg.acting_for(policy):
+        with pytest.raises(PermissionError, match="plugin 'toolreg-isolated' may not register"):
+            reg.register("mcp__victim__z", "mcp-victim", schema(taken), lambda args: "x")
+        with pytest.raises(PermissionError, match=MCP_ONLY):
+            reg.register("mcp__victim__z", "iso", schema(taken), lambda args: "x")
+        reg.register("iso_tool", "iso", schema("iso_tool"), lambda args: "x")
+    assert reg.get_owner("iso_tool") == "toolreg-isolated"
+    # The host and MCP servers themselves keep their rules: a refresh, another server.
+    reg.register("mcp__victim__z", "mcp-victim", schema(taken), lambda args: "host")
+    reg.register("mcp__other__a", "mcp-other", schema("mcp__other__a"), lambda args: "other")
+    assert reg.get_owner("mcp__victim__z") == "mcp:victim"
+
+
 # -- aliases -----------------------------------------------------------------------------
 
 

@@ -121,3 +121,46 @@ def test_hooks_apply_to_a_dispatch_method_taken_before_packs_loaded(pack_venv, t
         TOOLREG_PLUGINS="toolreg-audit",
     )
     assert result == ["blocked", "blocked", "blocked"]
+
+
+@pytest.mark.parametrize(
+    ("isolation", "how"),
+    [("none", "toolset"), ("none", "name"), ("process", "toolset"), ("process", "name"),
+     ("process", "bypass")],
+)  # fmt: skip
+def test_a_pack_may_not_register_into_an_mcp_servers_toolset(pack_venv, tmp_path, isolation, how):
+    """``mcp-*`` toolsets and ``mcp__*`` names are MCP servers' alone, consent or not:
+    a pack holding ``mcp__victim__z`` would answer that server's calls while it is down.
+
+    Isolated, the pack's own process refuses it first; with that process's gate
+    taken out (``bypass``), the host refuses it as it registers the listing.
+    """
+    pack = "toolreg-mcpsquat"
+    config = write_config(
+        tmp_path,
+        f'[plugins.entries.{pack}]\nisolation = "{isolation}"\nallow_tool_override = true\n'
+        + ('env = ["MCPSQUAT"]\n' if isolation == "process" else ""),
+    )
+    wanted = f"{pack},toolreg-sqlite"
+    # Not pack_cli.plugins: an isolated child may still print a BrokenPipeError as it
+    # exits, which is another matter than this rule.
+    done = pack_venv.run("plugins", "--json", "--config", str(config),
+                         TOOLREG_PLUGINS=wanted, MCPSQUAT=how)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = {entry["id"]: entry for entry in json.loads(done.stdout)}
+    item = report[pack]
+    rule = "names starting with 'mcp__'" if how == "name" else "toolsets starting with 'mcp-'"
+    if how != "bypass":  # the pack's import raised: it is rolled back whole
+        assert (item["status"], item["tools_added"]) == ("refused", [])
+        reason = item["reason"]
+    else:  # the host registers its process's listing tool by tool: that one is refused
+        assert (item["status"], item["tools_added"]) == ("loaded", ["mcpsquat_tool"])
+        (refusal,) = item["refused"]
+        assert refusal["tool"] == "mcp__victim__z"
+        reason = refusal["reason"]
+    assert "plugin 'toolreg-mcpsquat' may not register tool 'mcp__victim__z'" in reason
+    assert rule in reason and "belong to MCP servers alone" in reason
+    assert report["toolreg-sqlite"]["status"] == "loaded"
+    listed = tools(pack_venv, wanted, config, MCPSQUAT=how)
+    assert "mcp__victim__z" not in listed
+    assert listed["sqlite_query"]["owner"] == "toolreg-sqlite"

@@ -152,7 +152,8 @@ def test_claiming_the_builtins_toolset_is_still_an_override(with_builtin, pack):
 def test_plugin_may_not_claim_mcp_refresh_exemption(reg, pack):
     reg.register("search", "mcp-server", {}, builtin_handler)
     reg.register_plugin_override_policy("acme_pack", False)
-    assert pack.register_plain(reg, "search", toolset="mcp-evil") is None
+    with pytest.raises(PermissionError, match="belong to MCP servers alone"):
+        pack.register_plain(reg, "search", toolset="mcp-evil")
     assert reg.get_entry("search").toolset == "mcp-server"
 
 

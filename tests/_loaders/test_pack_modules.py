@@ -201,3 +201,33 @@ def test_with_every_import_worker_stuck_each_pack_fails_at_once(make_package, ga
     finally:
         gate.EVENT.set()
         wait_until_unstuck(stuck_before)
+
+
+# -- where an entry point's module is, found without running it ---------------------------
+
+
+def test_locate_module_finds_files_without_importing(make_package):
+    import os
+    import sys
+
+    from toolreg._loaders.pack_modules import entry_module, locate_module
+
+    make_package("located_pack", "raise RuntimeError('must not run')\n", load=False)
+    package_dir = next(p for p in sys.path if os.path.isdir(os.path.join(p, "located_pack")))
+    with open(os.path.join(package_dir, "located_pack", "sub.py"), "w") as handle:
+        handle.write("raise RuntimeError('must not run either')\n")
+    found = locate_module(entry_module("located_pack.sub:thing [extra]"))
+    assert [(name, kind) for name, kind, _ in found] == [
+        ("located_pack", "file"),
+        ("located_pack.sub", "file"),
+    ]
+    assert found[1][2].endswith(os.path.join("located_pack", "sub.py"))
+    assert "located_pack" not in sys.modules
+    assert locate_module("sys") == [("sys", "elsewhere", "built-in")]
+    threading_file = locate_module("threading")
+    assert threading_file == [("threading", "file", threading.__file__)]
+    assert locate_module("no_such_module_here") == [("no_such_module_here", "missing", "")]
+    assert locate_module("threading.nothing") == [
+        ("threading", "file", threading.__file__),
+        ("threading.nothing", "missing", ""),
+    ]

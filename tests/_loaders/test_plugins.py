@@ -326,3 +326,122 @@ def test_loading_imports_the_hook_runner_only_for_a_dispatch_hook(pack_venv):
     both = "toolreg-audit,toolreg-sqlite"
     loaded, imported, layer = pack_venv.python_json(LOADING_IMPORTS, TOOLREG_PLUGINS=both)
     assert (loaded, imported, layer) == (both.split(","), ["toolreg._loaders.hook_runner"], True)
+
+
+# -- an entry point names only code its own distribution installed ---------------------
+
+# pack -> (entry point, the module it names, the module whose code would run first)
+SQUATS = {
+    "toolreg-threads": ("x", "threading", "threading"),  # the host's every command died
+    "toolreg-asyncio": ("x", "asyncio", "asyncio"),  # it owned every MCP server's tools
+    "toolreg-pluggy": ("x", "pluggy", "pluggy"),  # another distribution's
+    "toolreg-nested": ("x", "toolreg_sqlite.nested", "toolreg_sqlite"),  # another pack's
+    "toolreg-mimic": ("mimic", "mimic_pack", "mimic_pack"),  # its name, installed by another
+}
+
+
+@pytest.mark.parametrize("isolation", ["none", "process"])
+@pytest.mark.parametrize("pack", sorted(SQUATS))
+def test_an_entry_point_naming_code_its_distribution_did_not_install_is_refused(
+    pack_venv, tmp_path, pack, isolation
+):
+    entry_point, module, runs = SQUATS[pack]
+    config = write_config(
+        tmp_path,
+        f'[plugins.entries.{pack}]\nisolation = "{isolation}"\nallow_tool_override = true\n',
+    )
+    wanted = f"{pack},toolreg-sqlite,toolreg-audit"
+    report = plugins(pack_venv, wanted, config)
+    item = report[pack]
+    assert item["status"] == "refused", item
+    assert item["reason"].startswith(
+        f"PermissionError: pack {pack!r}: entry point {entry_point!r} names module {module!r}, "
+        f"and importing it runs module {runs!r}"
+    )
+    assert f"among the files distribution {pack!r} installed" in item["reason"]
+    assert item["tools_added"] == []
+    assert {report[p]["status"] for p in ("toolreg-sqlite", "toolreg-audit")} == {"loaded"}
+    # Every command still works, with the built-ins and the other packs as they were.
+    listed = tools(pack_venv, wanted, config)
+    assert listed["terminal"]["owner"] == "builtin"
+    assert listed["sqlite_query"]["owner"] == "toolreg-sqlite"
+    assert not {"nested_tool", "mimic_tool"} & set(listed)
+    done = pack_venv.run("--config", str(config), "call", "current_time", "{}",
+                         TOOLREG_PLUGINS=wanted, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doctor = pack_venv.run("--config", str(config), "doctor", "--json", TOOLREG_PLUGINS=wanted)
+    assert doctor.returncode == 0, doctor.stderr
+    assert [p["id"] for p in json.loads(doctor.stdout)["plugin_failures"]] == [pack]
+
+
+def test_a_squatting_pack_leaves_mcp_and_aliases_to_their_owners(pack_venv, tmp_path):
+    """With ``x = asyncio`` refused, an MCP toolset's tools stay the server's in the host."""
+    config = write_config(tmp_path, "")
+    out = pack_venv.python_json(
+        f"""
+        import json
+        import toolreg
+        from toolreg import registry
+        toolreg.discover_builtin_tools()
+        report = toolreg.load_plugins(toolreg.load_config({str(config)!r}))
+        registry.register("mcp__srv__t", "mcp-srv",
+                          {{"parameters": {{"type": "object", "properties": {{}}}}}},
+                          lambda args: "server")
+        registry.register_toolset_alias("srv", "mcp-srv")
+        print(json.dumps({{"owner": registry.get_owner("mcp__srv__t"),
+                           "alias": registry.resolve_toolset("srv"),
+                           "status": {{o.id: o.status for o in report}}}}))
+        """,
+        TOOLREG_PLUGINS="toolreg-asyncio",
+    )
+    assert out == {
+        "owner": "mcp:srv",
+        "alias": "mcp-srv",
+        "status": {**{p: "disabled" for p in out["status"]}, "toolreg-asyncio": "refused"},
+    }
+
+
+# -- a file installed into toolreg's built-ins folder ---------------------------------
+
+
+def test_a_file_another_distribution_puts_among_the_builtins_is_not_a_builtin(pack_venv, tmp_path):
+    """toolreg-planter installs toolreg/builtin_tools/zz_planted_tool.py, which registers
+    ``terminal``: only the files toolreg-core's RECORD lists are built-ins."""
+    planted = "toolreg.builtin_tools.zz_planted_tool"
+    # The venv's own toolreg, from its wheel: not a checkout on an inherited PYTHONPATH.
+    wheel = {"PYTHONPATH": ""}
+    for wanted in ("toolreg-planter", ""):  # whether or not the pack itself loads
+        listed = tools(pack_venv, wanted, **wheel)
+        assert "planted_tool" not in listed
+        assert listed["terminal"]["owner"] == "builtin"
+        done = pack_venv.run(
+            "call", "terminal", '{"command": "echo real"}',
+            TOOLREG_PLUGINS=wanted, TOOLREG_WORKSPACE=str(tmp_path), **wheel,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["stdout"].strip() == "real"
+        listing = pack_venv.run("list", TOOLREG_PLUGINS=wanted, **wheel)
+        assert "1 tool module(s) failed to import" in listing.stderr
+    report = plugins(pack_venv, "toolreg-planter", **wheel)["toolreg-planter"]
+    assert (report["status"], report["tools_added"]) == ("loaded", [])
+    doctor = pack_venv.run("doctor", "--json", TOOLREG_PLUGINS="", **wheel)
+    (failure,) = json.loads(doctor.stdout)["import_failures"]
+    assert failure["module"] == planted
+    assert failure["error"].startswith("PermissionError: ")
+    assert (
+        "zz_planted_tool.py is not a built-in: toolreg-core's RECORD does not list it"
+        in (failure["error"])
+    )
+    found = pack_venv.python_json(
+        """
+        import json, sys
+        import toolreg
+        print(json.dumps([toolreg.discover_builtin_tools(),
+                          "toolreg.builtin_tools.zz_planted_tool" in sys.modules,
+                          toolreg.__file__]))
+        """,
+        **wheel,
+    )
+    assert planted not in found[0] and "toolreg.builtin_tools.terminal_tool" in found[0]
+    assert found[1] is False, "the planted file was never imported"
+    assert "site-packages" in found[2], "the wheel's toolreg was tested"

@@ -291,3 +291,66 @@ def test_a_plain_requirement_does_not_import_the_requirement_grammar():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "packaging.requirements" not in out.stdout and "packaging.specifiers" in out.stdout
+
+
+# -- check_entry_modules -----------------------------------------------------------------------
+
+STDLIB_FILE = admission.os.path.realpath(admission.os.__file__)
+
+
+def entry_check(chain, files, editable=False, module="x_pack"):
+    return admission.check_entry_modules(
+        "toolreg-x", "toolreg-x", [("x", module, chain)], files, editable
+    )
+
+
+def test_an_entry_module_its_record_lists_is_admitted(tmp_path):
+    init, mod = str(tmp_path / "x_pack" / "__init__.py"), str(tmp_path / "x_pack" / "m.py")
+    chain = [("x_pack", "file", init), ("x_pack.m", "file", mod)]
+    assert entry_check(chain, frozenset({init, mod}), module="x_pack.m") is None
+    # A folder runs no code; a missing module fails the import by itself.
+    assert entry_check([("ns", "namespace", ""), ("ns.m", "file", mod)], frozenset({mod})) is None
+    assert entry_check([("gone", "missing", "")], frozenset()) is None
+
+
+@pytest.mark.parametrize(
+    ("chain", "why"),
+    [
+        ([("threading", "file", STDLIB_FILE)], f"its code, {STDLIB_FILE}, is not"),
+        ([("sys", "elsewhere", "built-in")], "it is built-in, not"),
+        ([("zipped", "elsewhere", "")], "it is not a file, not"),
+    ],
+)
+def test_an_entry_module_its_record_does_not_list_is_refused(chain, why):
+    error = entry_check(chain, frozenset(), module=chain[0][0])
+    assert isinstance(error, PermissionError)
+    assert str(error) == (
+        f"pack 'toolreg-x': entry point 'x' names module {chain[0][0]!r}, and importing it "
+        f"runs module {chain[0][0]!r}, but {why} among the files distribution 'toolreg-x' "
+        "installed (its RECORD); a pack's entry points name its own modules, never the "
+        "standard library's or another distribution's"
+    )
+
+
+def test_every_package_the_import_runs_must_be_the_packs(tmp_path):
+    """A module planted in another pack's package runs that package's __init__."""
+    theirs, mine = str(tmp_path / "other" / "__init__.py"), str(tmp_path / "other" / "mine.py")
+    chain = [("other", "file", theirs), ("other.mine", "file", mine)]
+    error = entry_check(chain, frozenset({mine}), module="other.mine")
+    assert "importing it runs module 'other'" in str(error)
+
+
+def test_without_a_record_only_the_library_is_refused(tmp_path):
+    """An editable install or a distribution with no RECORD: its RECORD cannot say."""
+    import sysconfig
+
+    checkout = str(tmp_path / "x_pack" / "__init__.py")
+    assert entry_check([("x_pack", "file", checkout)], None) is None
+    assert entry_check([("x_pack", "file", checkout)], None, editable=True) is None
+    assert "'threading'" in str(
+        entry_check([("threading", "file", STDLIB_FILE)], None, module="threading")
+    )
+    site_file = admission.os.path.join(sysconfig.get_paths()["purelib"], "pluggy", "__init__.py")
+    assert entry_check([("pluggy", "file", site_file)], None) is None, "a RECORD-less dist's code"
+    refused = entry_check([("pluggy", "file", site_file)], None, editable=True, module="pluggy")
+    assert isinstance(refused, PermissionError), "an editable pack's code is its checkout's"

@@ -33,6 +33,10 @@ _REGISTERED = Ruling("registered")
 _REPLACED = Ruling("replaced")
 _OVERRIDDEN = Ruling("overridden")
 
+#: Tool names MCP servers' tools get (``mcp__<server>__<tool>``, see
+#: ``_contract.names.registry_name``); like ``mcp-`` toolsets, no pack's.
+MCP_TOOL_PREFIX = "mcp__"
+
 
 def judge(
     entry: ToolEntry,
@@ -68,6 +72,10 @@ def judge(
                 f"(plugins.entries.{policy.plugin_id}.tools); {name!r} is outside them",
                 refuse=True,
             )
+    if plugins:
+        refusal = judge_mcp_claim(name, toolset, alias_of, plugins[0])
+        if refusal is not None:
+            return refusal
     if alias_of is not None:
         return Ruling(
             None,
@@ -100,6 +108,32 @@ def judge(
             refuse=True,
         )
     return _OVERRIDDEN
+
+
+def judge_mcp_claim(
+    name: str, toolset: str, alias_of: str | None, policy: PluginPolicy
+) -> Ruling | None:
+    """A pack may not register into an MCP server's toolset, nor under an MCP tool's name.
+
+    Those belong to MCP servers alone: a pack that holds ``mcp__victim__z`` in
+    ``mcp-victim`` would answer that server's calls while it is down. Whatever
+    the operator allowed, in process or isolated (``acting_for``), by
+    ``register``, ``register_many`` or ``replace_toolset``.
+    """
+    if is_mcp(toolset):
+        rule = f"toolsets starting with {MCP_PREFIX!r}"
+    elif alias_of is not None and is_mcp(alias_of):
+        rule = f"toolsets starting with {MCP_PREFIX!r} ({toolset!r} is an alias of {alias_of!r})"
+    elif name.startswith(MCP_TOOL_PREFIX):
+        rule = f"tool names starting with {MCP_TOOL_PREFIX!r}"
+    else:
+        return None
+    return Ruling(
+        None,
+        f"plugin {policy.plugin_id!r} may not register tool {name!r} in toolset "
+        f"{toolset!r}: {rule} belong to MCP servers alone",
+        refuse=True,
+    )
 
 
 def same_party(a: Owner, b: Owner) -> bool:

@@ -81,6 +81,9 @@ def discover_builtin_tools(tools_dir: Path | str | None = None) -> list[str]:
             _log.warning("Cannot list tool directory %s: %s", directory, exc)
             return []
         files.sort(key=lambda f: f[0])
+        refused: list[str] = []
+        if package == _DEFAULT_PACKAGE:
+            files, refused = _installed_by_toolreg(directory, files)
 
         from_file = False
         if package is None:
@@ -109,6 +112,7 @@ def discover_builtin_tools(tools_dir: Path | str | None = None) -> list[str]:
         # A failure recorded for a file of this dir that is gone or no longer
         # registers anything is stale; keep the report about the current files.
         prefix = package + "."
+        attempted += refused
         for stale in [m for m in _failures if m.startswith(prefix) and m not in attempted]:
             del _failures[stale]
         return imported
@@ -138,6 +142,46 @@ def _import_tool_modules(
         _failures.pop(module_name, None)
         imported.append(module_name)
     return imported, attempted
+
+
+def _installed_by_toolreg(
+    directory: str, files: list[tuple[str, os.stat_result]]
+) -> tuple[list[tuple[str, os.stat_result]], list[str]]:
+    """The files of the built-ins' folder that are toolreg's own; and the modules refused.
+
+    Installed from a wheel, toolreg's own files are those toolreg-core's RECORD
+    lists: a file another distribution installed into ``toolreg/builtin_tools/``
+    is not a built-in, and is never imported (it would register as ``builtin``,
+    before any pack is bound). In a checkout or an editable install the folder
+    is the checkout's, and all of it is toolreg's.
+    """
+    from toolreg._contract.version import __version__
+    from toolreg._discovery.dist_info import core_record_files
+
+    toolreg_dir = os.path.dirname(os.path.realpath(os.path.dirname(__file__)))
+    own = core_record_files(toolreg_dir, f"{_DEFAULT_PACKAGE.replace('.', '/')}/", __version__)
+    if own is None:
+        return files, []
+    real_dir = os.path.realpath(directory)
+    kept, refused = [], []
+    for name, st in files:
+        if os.path.join(real_dir, name) in own:
+            kept.append((name, st))
+            continue
+        module_name = f"{_DEFAULT_PACKAGE}.{name[:-3]}"
+        refused.append(module_name)
+        reason = (
+            f"{os.path.join(real_dir, name)} is not a built-in: toolreg-core's RECORD does "
+            "not list it (another distribution installed it), so it is not imported"
+        )
+        if _failures.get(module_name) != f"PermissionError: {reason}":
+            # Logged with the packs (a distribution did this): a command sums it up
+            # in one line, and ``toolreg doctor`` lists it with the import failures.
+            logging.getLogger("toolreg.plugins").warning(
+                "Refusing tool module %s: %s", module_name, reason
+            )
+        _failures[module_name] = f"PermissionError: {reason}"
+    return kept, refused
 
 
 def _is_builtin_dir(directory: str) -> bool:

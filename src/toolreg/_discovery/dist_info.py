@@ -191,10 +191,29 @@ class InstalledSources(NamedTuple):
     files: frozenset[str] = frozenset()
     #: Top-level modules those sources make up (``pkg`` for ``pkg/x.py``).
     top_level: frozenset[str] = frozenset()
+    #: Real paths of the extension modules (``.so``, ``.pyd``) the RECORD lists.
+    extensions: frozenset[str] = frozenset()
+    #: Whether there was a RECORD to read (the lists above are then all it installed).
+    recorded: bool = False
 
     def covers(self, namespace: str) -> bool:
         """Whether the RECORD holds the namespace's code (not an editable install)."""
         return namespace in self.top_level
+
+
+def is_editable(dist_info: str) -> bool:
+    """Whether pip installed the distribution editable (``direct_url.json``, PEP 610)."""
+    data = read_file(os.path.join(dist_info, "direct_url.json")) if dist_info else None
+    if data is None:
+        return False
+    import json  # only an editable-looking pack gets here
+
+    try:
+        info = json.loads(data)
+    except ValueError:
+        return False
+    dir_info = info.get("dir_info") if isinstance(info, dict) else None
+    return isinstance(dir_info, dict) and dir_info.get("editable") is True
 
 
 def installed_sources(
@@ -222,8 +241,12 @@ def installed_sources(
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         logger.debug("Cannot read RECORD of %s: %s", dist_info, exc)
         return InstalledSources()
-    files, tops = set(), set()
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    files, tops, extensions = set(), set(), set()
     for path in paths:
+        if path.endswith(tuple(EXTENSION_SUFFIXES)):
+            extensions.add(os.path.normpath(os.path.join(base, path)))
         if not path.endswith(_CODE_SUFFIXES):
             continue
         # Files outside site-packages (``../``, data and scripts) are the pack's too.
@@ -231,4 +254,51 @@ def installed_sources(
         parts = path.replace("\\", "/").split("/")
         if ".." not in parts:
             tops.add(parts[0] if len(parts) > 1 else parts[0].rsplit(".", 1)[0])
-    return InstalledSources(frozenset(files), frozenset(tops))
+    return InstalledSources(frozenset(files), frozenset(tops), frozenset(extensions), True)
+
+
+# -- toolreg-core's own RECORD: which built-in files are toolreg's -------------------
+
+#: How a wheel installer spells toolreg-core's metadata folder (``-`` made ``_``).
+_CORE_DIST_INFO = "toolreg_core-"
+_CORE_INIT = b"toolreg/__init__.py"
+
+
+def core_record_files(package_dir: str, under: str, version: str = "") -> frozenset[str] | None:
+    """Real paths of the files under ``under`` (``"toolreg/builtin_tools/"``) that
+    toolreg-core's own RECORD lists, where toolreg (``package_dir``, its real
+    folder) was installed from a wheel; None where no RECORD next to it lists
+    toolreg's ``__init__.py``: a checkout on ``sys.path`` or an editable install,
+    whose folder is the checkout's own.
+
+    Only toolreg-core's installer writes that RECORD (pip rewrites every RECORD it
+    installs, and refuses a wheel with a second ``.dist-info``), so a file another
+    distribution put under ``under`` is never in it.
+    """
+    site = os.path.dirname(package_dir)
+    guess = f"{_CORE_DIST_INFO}{version}.dist-info"
+    names = [guess] if version and os.path.isdir(os.path.join(site, guess)) else []
+    if not names:
+        try:
+            names = [
+                n
+                for n in os.listdir(site)
+                if n.lower().startswith(_CORE_DIST_INFO) and n.endswith(".dist-info")
+            ]
+        except OSError:
+            return None
+    found: set[str] | None = None
+    prefix = under.encode()
+    for name in names:
+        data = read_file(os.path.join(site, name, "RECORD"))
+        if data is None:
+            continue
+        # A path with a comma or quote is quoted; no such path names a module.
+        paths = [line.split(b",", 1)[0] for line in data.splitlines()]
+        if _CORE_INIT not in paths:
+            continue  # not the RECORD of the toolreg imported here
+        found = found if found is not None else set()
+        for path in paths:
+            if path.startswith(prefix) and path.endswith(b".py") and b"/../" not in path:
+                found.add(os.path.normpath(os.path.join(site, os.fsdecode(path))))
+    return None if found is None else frozenset(found)

@@ -63,6 +63,52 @@ def import_target(value: str) -> Any:
     return obj
 
 
+def entry_module(value: str) -> str:
+    """The module an entry point's value names: ``"a.b:c [extra]"`` -> ``"a.b"``."""
+    return value.partition(":")[0].partition("[")[0].strip()
+
+
+def locate_module(module: str) -> list[tuple[str, str, str]]:
+    """Where importing ``module`` finds it and each package above it, with none of
+    their code run: ``(name, kind, file)``, outermost first.
+
+    ``kind`` is ``"file"`` (``file`` is its code), ``"namespace"`` (a folder,
+    no code), ``"elsewhere"`` (built into the interpreter, frozen, or a loader
+    with no file: ``file`` is its origin) or ``"missing"`` (the import will
+    fail, or the package above makes it). Asked of ``sys.meta_path`` as the
+    import system asks it, a package's own folders passed down, so no
+    package's ``__init__`` runs. ``sys.modules`` is not read: the pack's
+    namespace is forgotten before it is imported (:func:`purge_modules`).
+    """
+    found: list[tuple[str, str, str]] = []
+    path: list[str] | None = None
+    parts = module.split(".")
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        spec = None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, None) if find is not None else None
+            if spec is not None:
+                break
+        if spec is None:
+            found.append((name, "missing", ""))
+            break
+        locations = spec.submodule_search_locations
+        if spec.has_location and isinstance(spec.origin, str):
+            found.append((name, "file", spec.origin))
+        elif locations is not None and spec.origin in (None, "namespace"):
+            found.append((name, "namespace", ""))
+        else:
+            found.append((name, "elsewhere", str(spec.origin)))
+        if locations is None:
+            if depth < len(parts):
+                found.append((".".join(parts[: depth + 1]), "missing", ""))
+            break
+        path = list(locations)
+    return found
+
+
 def purge_modules(namespaces: Sequence[str]) -> None:
     """Forget a plugin's modules, so loading it again executes them again."""
     # Runs before every pack's import. Mostly none of its modules is loaded:

@@ -58,6 +58,34 @@ class _Active:
         self.objects = objects
 
 
+def _squatting(
+    record: PackRecord, sources: InstalledSources, realpath: Callable[[str], str]
+) -> PermissionError | None:
+    """Why the pack's entry points name code its distribution did not install; None if not.
+
+    Asked before anything of the pack is imported, isolated packs too. A record
+    the host made itself (no metadata folder: ``load_all(packs=...)``,
+    ``load_pack``) names what the host chose, and is not asked.
+    """
+    if not record.path:
+        return None
+    from .._discovery.dist_info import is_editable
+    from .._policy.admission import check_entry_modules
+    from .pack_modules import entry_module, locate_module
+
+    editable = is_editable(record.path)
+    files = None  # the RECORD cannot say: an editable install, or none written
+    if sources.recorded and not editable:
+        files = sources.files | sources.extensions
+    located = []
+    for name, value in record.entry_points:
+        module = entry_module(value)
+        located.append((name, module, locate_module(module)))
+    return check_entry_modules(
+        record.plugin_id, record.distribution, located, files, editable, realpath
+    )
+
+
 class PluginHost:
     """Loads, unloads and reloads plugins into one registry, under one config."""
 
@@ -197,12 +225,18 @@ class PluginHost:
         )
         if refusal is not None:
             return failed(outcome, refusal)
+        sources = installed_sources(record.path, realpath)
+        try:
+            refusal = _squatting(record, sources, realpath)
+        except Exception as exc:  # a finder that raises: this pack fails, not the load
+            return failed(outcome, exc)
+        if refusal is not None:
+            return failed(outcome, refusal)
         if self.config.plugins.isolation_of(record.plugin_id) == "process":
             return self._load_isolated(outcome, record)
         from .pack_modules import import_target
 
         targets = [value for _, value in record.entry_points]
-        sources = installed_sources(record.path, realpath)
         if self._activate(outcome, namespaces, import_target, targets, sources=sources):
             for namespace in namespaces:
                 claimed[namespace] = record.plugin_id

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from .._core.ownership import reserved_label
@@ -165,6 +165,69 @@ def check_namespaces(
                 f"which belongs to pack {owner!r}"
             )
     return None
+
+
+def check_entry_modules(
+    plugin_id: str,
+    distribution: str,
+    located: Iterable[tuple[str, str, Iterable[tuple[str, str, str]]]],
+    files: frozenset[str] | None,
+    editable: bool = False,
+    realpath: Callable[[str], str] = os.path.realpath,
+) -> PermissionError | None:
+    """A pack's entry points may name only modules its own distribution installed.
+
+    ``located``: per entry point, its name, the module it names, and where the
+    import system finds that module and each package above it (``(name,
+    kind, file)``, see ``_loaders.pack_modules.locate_module``); importing it
+    runs each of those files, so each must be one of ``files``, the real paths
+    its ``RECORD`` lists. ``None`` where the RECORD cannot say: for a
+    distribution without one, the standard library is refused; for an
+    ``editable`` install, whose code is its checkout's, site-packages too.
+    Nothing is imported to decide.
+    """
+    for entry_point, module, chain in located:
+        for name, kind, file in chain:
+            if kind == "namespace" or kind == "missing":
+                continue  # a folder runs no code; a missing module fails the import
+            if kind == "file":
+                real = realpath(file)
+                if files is not None and real in files:
+                    continue
+                if files is None and not _in_library(real, sites=editable):
+                    continue
+                where = f"its code, {real}, is not"
+            else:
+                where = f"it is {file or 'not a file'}, not"
+            return PermissionError(
+                f"pack {plugin_id!r}: entry point {entry_point!r} names module {module!r}, "
+                f"and importing it runs module {name!r}, but {where} among the files "
+                f"distribution {distribution!r} installed (its RECORD); a pack's entry "
+                "points name its own modules, never the standard library's or another "
+                "distribution's"
+            )
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _library_folders() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The standard library's folders, and the site folders that may lie inside them."""
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    stdlib = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if k in paths}
+    sites = {os.path.realpath(paths[k]) for k in ("purelib", "platlib") if k in paths}
+    sites.update(map(os.path.realpath, getattr(site, "getsitepackages", list)()))
+    return tuple(p + os.sep for p in stdlib), tuple(p + os.sep for p in sites)
+
+
+def _in_library(real: str, sites: bool) -> bool:
+    """Whether ``real`` is the standard library's (or, with ``sites``, site-packages')."""
+    stdlib, site_folders = _library_folders()
+    if real.startswith(site_folders):
+        return sites
+    return real.startswith(stdlib)
 
 
 def environ() -> Mapping[str, str]:
