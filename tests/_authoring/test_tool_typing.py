@@ -70,15 +70,21 @@ registry.dispatch_many([("bare", {})], progress=len)  # WRONG 7
 
 def test_mypy_keeps_each_decorated_functions_signature(tmp_path: Path) -> None:
     (tmp_path / "snippet.py").write_text(SNIPPET)
-    out, err, status = mypy_api.run(
-        [
-            "--strict",
-            "--follow-imports=silent",
-            "--no-error-summary",
-            "--cache-dir", str(tmp_path / "cache"),
-            str(tmp_path / "snippet.py"),
-        ]
-    )  # fmt: skip
+    limit = sys.getrecursionlimit()
+    try:
+        out, err, status = mypy_api.run(
+            [
+                "--strict",
+                "--follow-imports=silent",
+                "--no-error-summary",
+                "--cache-dir", str(tmp_path / "cache"),
+                str(tmp_path / "snippet.py"),
+            ]
+        )  # fmt: skip
+    finally:
+        # mypy raises the recursion limit for its own run; the tests after this one
+        # check what deep input does at the interpreter's usual limit.
+        sys.setrecursionlimit(limit)
     assert status == 1, err or out
     lines = SNIPPET.splitlines()
     flagged = {}
