@@ -52,7 +52,7 @@ def test_install_then_uninstall_a_pack_in_toolregs_own_environment(pack_venv_to_
         subprocess.run([*pip, "uninstall", "--yes", "toolreg-installme"], check=False)
 
 
-def test_install_of_something_that_is_no_pack_says_so(pack_venv, pack_wheel):
+def test_install_of_something_that_is_no_pack_says_so(pack_venv):
     # Already installed, so pip changes nothing: no pack appeared or changed.
     done = pack_venv.run("install", "--no-index", "pytest")
     assert done.returncode == 0, done.stderr
