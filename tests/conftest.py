@@ -41,6 +41,17 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.pop(var, None)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Workers for ``-n auto`` (pyproject's addopts): two for the suite or a folder of it,
+    none when the arguments name only files or tests (no workers to wait for; with
+    ``--pdb`` there are none either way). $PYTEST_XDIST_AUTO_NUM_WORKERS still decides."""
+    if "PYTEST_XDIST_AUTO_NUM_WORKERS" in os.environ:
+        return None
+    where = config.invocation_params.dir
+    paths = [where / arg.split("::")[0] for arg in config.args]
+    return 0 if paths and all(path.is_file() for path in paths) else 2
+
+
 class FakeClock:
     """A monotonic clock the test moves by hand."""
 
