@@ -23,6 +23,7 @@ from serve_harness import HttpServer, ServeSetup
 from toolreg import ToolRegistry
 
 if TYPE_CHECKING:
+    from dists import PackVenv
     from toolreg._discovery.entrypoints import PackRecord
 
 
@@ -34,8 +35,20 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     os.environ["TOOLREG_CACHE_DIR"] = tempfile.mkdtemp(prefix="toolreg-test-cache-")
     os.environ["TOOLREG_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    for var in ("TOOLREG_CONFIG", "TOOLREG_PLUGINS"):
+    # A width in the environment cuts the CLI's tables (pytest-xdist's workers get COLUMNS=80).
+    for var in ("TOOLREG_CONFIG", "TOOLREG_PLUGINS", "COLUMNS"):
         os.environ.pop(var, None)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Workers for ``-n auto`` (pyproject's addopts): two for the suite or a folder of it,
+    none when the arguments name only files or tests (no workers to wait for; with
+    ``--pdb`` there are none either way). $PYTEST_XDIST_AUTO_NUM_WORKERS still decides."""
+    if "PYTEST_XDIST_AUTO_NUM_WORKERS" in os.environ:
+        return None
+    where = config.invocation_params.dir
+    paths = [where / arg.split("::")[0] for arg in config.args]
+    return 0 if paths and all(path.is_file() for path in paths) else 2
 
 
 class FakeClock:
@@ -293,11 +306,33 @@ def pack_record(name: str) -> PackRecord:
 
 
 @pytest.fixture(scope="session")
-def pack_venv(tmp_path_factory: pytest.TempPathFactory):
-    """One venv per session: toolreg, the example packs and hostile packs, from real wheels."""
-    from dists import build_pack_venv
+def pack_venv_built(tmp_path_factory: pytest.TempPathFactory) -> PackVenv:
+    """One venv per run: toolreg, the example packs and hostile packs, from real wheels.
 
+    pytest-xdist's workers share one: the first to ask builds it in the run's
+    shared temporary directory while the others wait.
+    """
+    from dists import build_pack_venv, pack_venv_once, shared_between_workers
+
+    if shared_between_workers():
+        return pack_venv_once(tmp_path_factory.getbasetemp().parent)
     return build_pack_venv(tmp_path_factory.mktemp("pack-venv"))
+
+
+@pytest.fixture
+def pack_venv(pack_venv_built: PackVenv) -> Iterator[PackVenv]:
+    """The run's pack venv, for a test that runs it but installs nothing into it."""
+    with pack_venv_built.in_use():
+        yield pack_venv_built
+
+
+@pytest.fixture
+def pack_venv_to_change(pack_venv_built: PackVenv, request: pytest.FixtureRequest):
+    """The run's pack venv, for a test that installs into it (and leaves it as it found it):
+    no test in another worker uses the venv meanwhile."""
+    assert "pack_venv" not in request.fixturenames, "one of the two, or the test waits on itself"
+    with pack_venv_built.in_use(alone=True):
+        yield pack_venv_built
 
 
 @pytest.fixture

@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no cross-process lock, so each worker builds its own venv
+    fcntl = None  # type: ignore[assignment]
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_PACKS = sorted(p for p in (REPO / "example_plugins").iterdir() if p.is_dir())
@@ -512,6 +520,16 @@ class PackVenv:
             timeout=120,
         )
 
+    @contextmanager
+    def in_use(self, *, alone: bool = False) -> Iterator[PackVenv]:
+        """Held for a test: shared by tests that only run the venv, ``alone`` by one that
+        installs into it, so no test in another pytest-xdist worker sees it change."""
+        if shared_between_workers():
+            with file_lock(self.root / "in-use.lock", shared=not alone):
+                yield self
+        else:
+            yield self
+
     def python_json(self, code: str, cwd: Path | None = None, **env: str):
         """Run ``code`` in the venv; it must print one JSON document last."""
         done = subprocess.run(
@@ -527,6 +545,43 @@ class PackVenv:
         return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def shared_between_workers() -> bool:
+    """Whether this process is one of several pytest-xdist workers that can share a venv."""
+    return fcntl is not None and "PYTEST_XDIST_WORKER" in os.environ
+
+
+@contextmanager
+def file_lock(path: Path, *, shared: bool = False) -> Iterator[None]:
+    """An advisory lock on ``path`` across processes, held for the block (POSIX ``flock``)."""
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def pack_venv_once(base: Path) -> PackVenv:
+    """The pack venv under ``base``, built by whichever pytest-xdist worker asks first.
+
+    ``base`` is the directory the workers of one run share; the others wait on a
+    lock, then use what the first built. A build that failed part-way is redone.
+    """
+    root = base / "pack-venv"
+    with file_lock(base / "pack-venv.lock"):
+        if not (root / "built").exists():
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir()
+            build_pack_venv(root)
+            (root / "built").touch()
+    return pack_venv_at(root)
+
+
+def pack_venv_at(root: Path) -> PackVenv:
+    bindir = root / "venv" / ("Scripts" if os.name == "nt" else "bin")
+    return PackVenv(root, bindir / "python", bindir / "toolreg", root / "cache")
+
+
 def build_pack_venv(root: Path) -> PackVenv:
     """Build every wheel in one pip call, then install them into one fresh venv."""
     sources = root / "src"
@@ -537,17 +592,14 @@ def build_pack_venv(root: Path) -> PackVenv:
          "--wheel-dir", str(wheels), str(REPO), *map(str, EXAMPLE_PACKS), *map(str, hostile)],
         check=True,
     )  # fmt: skip
-    venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    bindir = venv / ("Scripts" if os.name == "nt" else "bin")
-    python = bindir / "python"
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    venv = pack_venv_at(root)
+    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
+    pip = [str(venv.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     toolreg_wheel = next(wheels.glob("toolreg_core-*.whl"))
     # With the mcp extra: packs with isolation = "process" need the SDK.
     subprocess.run([*pip, f"{toolreg_wheel}[mcp]", "pytest"], check=True)
     packs = [str(w) for w in wheels.glob("*.whl") if w != toolreg_wheel]
     # The packs' only dependency is toolreg, installed just above from the wheel.
     subprocess.run([*pip, "--no-deps", *packs], check=True)
-    cache = root / "cache"
-    cache.mkdir(mode=0o700)  # a cache others may write is ignored
-    return PackVenv(root=root, python=python, toolreg=bindir / "toolreg", cache_dir=cache)
+    venv.cache_dir.mkdir(mode=0o700)  # a cache others may write is ignored
+    return venv

@@ -65,10 +65,10 @@ class FreshVenv(PackVenv):
 
 
 @pytest.fixture(scope="module")
-def wheelhouse(pack_venv: PackVenv, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheelhouse(pack_venv_built: PackVenv, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """toolreg-core and the example packs as built for the session, with their dependencies."""
     house = tmp_path_factory.mktemp("wheelhouse")
-    built = pack_venv.root / "wheels"
+    built = pack_venv_built.root / "wheels"
     ours = [
         next(built.glob(f"{name.replace('-', '_')}-*.whl"))
         for name in ["toolreg-core", *EXAMPLE_NAMES]

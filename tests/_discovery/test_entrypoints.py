@@ -492,8 +492,9 @@ def test_real_pip_install_end_to_end(tmp_path: Path) -> None:
     (project / "toolreg_demo" / "__init__.py").write_text("")
     (project / "toolreg_demo" / "tools.py").write_text("def register(registry): pass\n")
     target = tmp_path / "target"
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target"]
-    cmd += [str(target), str(project), "--disable-pip-version-check"]
+    # Built with this venv's hatchling: no index needed, no build environment to set up.
+    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
+    cmd += ["--target", str(target), str(project), "--disable-pip-version-check"]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:

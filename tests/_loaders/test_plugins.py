@@ -246,9 +246,11 @@ def test_local_folder_plugin(pack_venv, tmp_path):
 def test_example_pack_test_suites_pass(pack_venv, pack, tmp_path):
     import subprocess
 
+    project = REPO / "example_plugins" / pack
+    # Its own pyproject as the config, as in its own checkout (not this repo's options).
     done = subprocess.run(
         [str(pack_venv.python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         str(REPO / "example_plugins" / pack / "tests")],
+         "-c", str(project / "pyproject.toml"), str(project / "tests")],
         capture_output=True, text=True, env=pack_venv.env(), cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

@@ -7,14 +7,14 @@ or the MCP SDK's own client.
 
 from __future__ import annotations
 
-import subprocess
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from serve_harness import HttpServer, ServeSetup, run, serve_args, text_of
+from serve_harness import HttpServer, ServeSetup, run, text_of
 
 pytest.importorskip("mcp")
 
@@ -27,6 +27,7 @@ from toolreg._mcp_serve.http_guard import (  # noqa: E402
     loopback_authority,
     loopback_origin,
 )
+from toolreg.cli import main  # noqa: E402
 
 TOKEN = "s3cret-token-for-tests-0123456789"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
@@ -167,26 +168,37 @@ def test_with_a_token_every_request_needs_it(
     run(session)
 
 
-def refused(setup: ServeSetup, *extra: str, env: dict[str, str] | None = None) -> str:
-    """Start HTTP serve with ``extra``; assert it exits 2 before serving; return its stderr."""
-    argv = serve_args(setup, "--transport", "http", "--port", "0", *extra)
-    proc = subprocess.run(
-        [sys.executable, *argv],
-        env={**setup.env, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 2, proc.stderr
-    assert " at http" not in proc.stderr  # it never served
-    return proc.stderr
+@pytest.fixture
+def refused(
+    serve_setup: ServeSetup, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., str]:
+    """``toolreg serve --transport http`` with the given options, in this process: it must
+    exit 2 before serving; its stderr. Its port is one already taken, so a serve that
+    failed to refuse could not listen either (exit 1) instead of serving on."""
+
+    def attempt(*extra: str, env: dict[str, str] | None = None) -> str:
+        with monkeypatch.context() as patch, socket.socket() as taken:
+            patch.delenv("TOOLREG_SERVE_TOKEN", raising=False)
+            for name, value in (env or {}).items():
+                patch.setenv(name, value)
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = str(taken.getsockname()[1])
+            argv = ["serve", "--config", str(serve_setup.config), "--transport", "http"]
+            code = main([*argv, "--port", port, *extra])
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert " at http" not in err  # it never served
+        return err
+
+    return attempt
 
 
 def test_a_non_loopback_address_needs_a_token_or_an_explicit_opt_out(
-    serve_setup: ServeSetup,
+    refused: Callable[..., str],
 ) -> None:
     # 192.0.2.1 is a documentation address: nothing here could bind it anyway.
-    err = refused(serve_setup, "--host", "192.0.2.1")
+    err = refused("--host", "192.0.2.1")
     assert "refusing to serve 192.0.2.1" in err
     assert "--auth-token-file" in err and "TOOLREG_SERVE_TOKEN" in err
     assert "--insecure-no-auth" in err
@@ -194,17 +206,19 @@ def test_a_non_loopback_address_needs_a_token_or_an_explicit_opt_out(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
 @pytest.mark.parametrize("mode", [0o640, 0o604, 0o644])
-def test_a_token_file_others_may_read_is_refused(serve_setup: ServeSetup, mode: int) -> None:
+def test_a_token_file_others_may_read_is_refused(
+    serve_setup: ServeSetup, refused: Callable[..., str], mode: int
+) -> None:
     path = token_file(serve_setup, mode)
-    err = refused(serve_setup, "--auth-token-file", str(path))
+    err = refused("--auth-token-file", str(path))
     assert f"mode {mode:04o}" in err and f"chmod 600 {path}" in err
 
 
-def test_unusable_tokens_are_refused(serve_setup: ServeSetup) -> None:
+def test_unusable_tokens_are_refused(serve_setup: ServeSetup, refused: Callable[..., str]) -> None:
     missing = serve_setup.tmp / "missing.token"
-    assert "cannot read the token file" in refused(serve_setup, "--auth-token-file", str(missing))
+    assert "cannot read the token file" in refused("--auth-token-file", str(missing))
     short = token_file(serve_setup, token="short")
-    assert "at least 16 characters" in refused(serve_setup, "--auth-token-file", str(short))
-    assert "at least 16" in refused(serve_setup, env={"TOOLREG_SERVE_TOKEN": "short"})
-    err = refused(serve_setup, "--insecure-no-auth", env={"TOOLREG_SERVE_TOKEN": TOKEN})
+    assert "at least 16 characters" in refused("--auth-token-file", str(short))
+    assert "at least 16" in refused(env={"TOOLREG_SERVE_TOKEN": "short"})
+    err = refused("--insecure-no-auth", env={"TOOLREG_SERVE_TOKEN": TOKEN})
     assert "contradicts" in err

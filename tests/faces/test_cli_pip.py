@@ -34,7 +34,8 @@ def pack_wheel(tmp_path: Path) -> Path:
     return next(wheels.glob("*.whl"))
 
 
-def test_install_then_uninstall_a_pack_in_toolregs_own_environment(pack_venv, pack_wheel):
+def test_install_then_uninstall_a_pack_in_toolregs_own_environment(pack_venv_to_change, pack_wheel):
+    pack_venv = pack_venv_to_change
     try:
         done = pack_venv.run("install", "--no-index", str(pack_wheel))
         assert done.returncode == 0, done.stderr
@@ -52,7 +53,7 @@ def test_install_then_uninstall_a_pack_in_toolregs_own_environment(pack_venv, pa
         subprocess.run([*pip, "uninstall", "--yes", "toolreg-installme"], check=False)
 
 
-def test_install_of_something_that_is_no_pack_says_so(pack_venv, pack_wheel):
+def test_install_of_something_that_is_no_pack_says_so(pack_venv):
     # Already installed, so pip changes nothing: no pack appeared or changed.
     done = pack_venv.run("install", "--no-index", "pytest")
     assert done.returncode == 0, done.stderr

@@ -159,8 +159,9 @@ def weather_forecast(city: str, days: int = 3) -> str:
 
 
 def test_scaffold_with_a_tool_added_installs_passes_its_tests_and_loads(
-    pack_venv, tmp_path: Path
+    pack_venv_to_change, tmp_path: Path
 ) -> None:
+    pack_venv = pack_venv_to_change
     assert main(["new", "toolreg-weather", "--dir", str(tmp_path / "src")]) == 0
     project = tmp_path / "src" / "toolreg-weather"
     with (project / "src/toolreg_weather/__init__.py").open("a") as init:
