@@ -154,10 +154,10 @@ def _add_call(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser)
     p.add_argument("name", metavar="NAME")
     p.add_argument(
         "args",
-        metavar="JSON_ARGS",
-        nargs="?",
-        default="{}",
-        help="arguments as a JSON object (default: {}); '-' reads them from stdin",
+        metavar="ARGS",
+        nargs="*",
+        help="arguments: one JSON object (default: {}), '-' to read it from stdin, "
+        "or key=value (a string) and key:=json (any JSON value) pairs",
     )
 
 
