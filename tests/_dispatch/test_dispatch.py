@@ -648,3 +648,16 @@ def test_a_handlers_generator_exit_is_its_own_failure_on_every_route(is_async):
     ]
     for out in outcomes:
         assert json.loads(out)["error"] == "Tool execution failed: GeneratorExit: ", out
+
+
+def test_unknown_tool_error_names_up_to_three_close_tools() -> None:
+    reg = ToolRegistry()
+    for name in ("read_file", "write_file", "edit_file", "read_files", "web_search"):
+        reg.register(name, "ts", schema(), lambda args: "ok")
+    found = error_of(reg.dispatch("reed_file", {}))
+    assert found["error"].startswith("Unknown tool: reed_file. Did you mean: read_file")
+    assert len(found["did_you_mean"]) == 3 and found["did_you_mean"][0] == "read_file"
+    assert "error_type" not in found  # the unknown-tool error keeps its shape
+    assert error_of(asyncio.run(reg.adispatch("web_serch", {})))["did_you_mean"] == ["web_search"]
+    assert json.loads(reg.dispatch("zzzzzz", {})) == {"error": "Unknown tool: zzzzzz"}
+    assert "did_you_mean" not in error_of(reg.dispatch("r" * 10_000, {}))

@@ -253,6 +253,36 @@ def test_call_bad_json_args_is_a_usage_error(capsys, raw, fragment):
     assert_one_line_error(err, fragment)
 
 
+def test_call_takes_key_value_pairs_as_httpie_does(capsys, host_tool):
+    host_tool("cli_echo_args", lambda args, **kw: json.dumps(args, sort_keys=True))
+    argv = ["who=Ada", "n:=3", "on:=true", 'opts:={"a": [1]}', "eq=a=b", "empty=", "k:v=s"]
+    code, out, err = run(capsys, "call", "cli_echo_args", *argv)
+    assert (code, err) == (0, "")
+    expected = {"who": "Ada", "n": 3, "on": True, "opts": {"a": [1]}, "eq": "a=b", "empty": ""}
+    assert json.loads(out) == {**expected, "k:v": "s"}
+    code, out, _ = run(capsys, "call", "current_time", "timezone=UTC")
+    assert code == 0 and "UTC" in out
+    code, out, _ = run(capsys, "call", "cli_echo_args", '{"x": "a=b"}')
+    assert (code, json.loads(out)) == (0, {"x": "a=b"})
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragments"),
+    [
+        (["n:=abc"], ["'n:=abc'", "not valid JSON", "n=abc"]),
+        (["a=1", "oops"], ["'oops'", "key=value or key:=json"]),
+        (["a=1", "a:=2"], ["'a:=2'", "given twice"]),
+        ([":=1"], ["':=1'", "empty key"]),
+        (['{"a": 1}', "b=2"], ["'{\"a\": 1}'", "key=value"]),
+    ],
+)
+def test_call_bad_pair_is_a_usage_error_naming_it(capsys, host_tool, argv, fragments):
+    host_tool("cli_never_called", lambda args, **kw: pytest.fail("dispatched"))
+    code, out, err = run(capsys, "call", "cli_never_called", *argv)
+    assert (code, out) == (2, "")
+    assert_one_line_error(err, *fragments)
+
+
 def test_call_unknown_tool(capsys):
     code, out, err = run(capsys, "call", "no_such_tool", "{}")
     assert code == 1

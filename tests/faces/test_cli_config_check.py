@@ -147,3 +147,27 @@ def test_a_bad_file_exits_2_with_one_line_and_loads_nothing(capsys, cli_env, tmp
     code, out, err = run(capsys, *argv)
     assert (code, out) == (2, "")
     assert_one_line_error(err, f"{source}: plugins.entries.x.version: expected")
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "problem"),
+    [
+        (None, None, "cannot read the file"),
+        ("x = [\n", None, "not valid TOML"),
+        ("[plugins]\nfoo = 1\n", "plugins.foo", "unknown key"),
+    ],
+    ids=["missing", "invalid-toml", "unknown-key"],
+)
+def test_json_is_printed_for_a_file_that_does_not_parse(
+    capsys, cli_env, tmp_path, text, key, problem
+):
+    source = tmp_path / "toolreg.toml"
+    if text is not None:
+        source.write_text(text)
+    code, out, _ = run(capsys, "config", "check", "--json", str(source))
+    assert code == 2
+    report = json.loads(out)
+    assert (report["source"], report["ok"]) == (str(source), False)
+    assert len(report["errors"]) == 1 and problem in report["errors"][0]
+    [found] = report["problems"]
+    assert found["key"] == key and found["problem"].startswith(problem)

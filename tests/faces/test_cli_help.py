@@ -120,3 +120,23 @@ def test_the_label_is_read_as_pep_753_normalises_it(monkeypatch, tmp_path, label
         assert _help.more_help("cli") == "Documentation: https://docs.example/cli"
     finally:
         _help.documentation_url.cache_clear()
+
+
+def test_a_mistyped_page_gets_the_closest(capsys):
+    code, _, err = run(capsys, "docs", "clii")
+    assert code == 2
+    assert "no documentation page 'clii'; did you mean 'cli'? the pages:" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "closest"),
+    [
+        (["lsit"], "list"),
+        (["config", "chek"], "check"),
+        (["list", "--format", "anthropc"], "anthropic"),
+    ],
+)
+def test_a_mistyped_command_or_choice_gets_the_closest(capsys, argv, closest):
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert f"did you mean {closest!r}?" in err

@@ -1,4 +1,4 @@
-"""Tables fit the terminal: long free text is cut with an ellipsis, names and JSON never."""
+"""Tables and doctor fit the terminal: free text wraps between words; names, JSON never cut."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pack_cli import run
-from toolreg.cli._render import table
+from toolreg.cli._render import doctor_report, table
 
 LONG_ENV = "TOOLREG_CLI_TEST_" + "VERY_LONG_UNSET_VARIABLE_" * 4
 
@@ -17,15 +17,26 @@ def long_reason_tool(host_tool):
     host_tool("cli_long_reason", lambda args: "ok", requires_env=[LONG_ENV])
 
 
-def test_list_table_fits_columns_and_cuts_the_reason(capsys, monkeypatch, long_reason_tool):
-    monkeypatch.setenv("COLUMNS", "60")
+@pytest.mark.parametrize("columns", [60, 80])
+def test_list_table_fits_and_wraps_the_reason_between_words(
+    capsys, monkeypatch, long_reason_tool, columns
+):
+    monkeypatch.setenv("COLUMNS", str(columns))
     code, out, _ = run(capsys, "list")
     assert code == 0
     lines = out.splitlines()
-    assert max(len(line) for line in lines) <= 60
-    row = next(line for line in lines if line.startswith("cli_long_reason "))
-    assert row.endswith("\u2026") and LONG_ENV not in row
+    assert max(len(line) for line in lines) <= columns
+    at = next(i for i, line in enumerate(lines) if line.startswith("cli_long_reason "))
+    row = lines[at]
     assert row.split()[1:3] == ["cli-test", "no"]
+    start = lines[0].index("REASON")
+    reason = [row[start:]]
+    reason += [line[start:] for line in lines[at + 1 :] if line[:start].strip() == ""]
+    assert len(reason) > 1  # continued on the next lines, under REASON
+    assert reason[0].split()[0] == "missing"  # the first word whole
+    # Broken between words: a word longer than the column alone is cut, with an ellipsis.
+    assert reason[-1].endswith("\u2026") and LONG_ENV not in out
+    assert all(not part.endswith("\u2026") for part in reason[:-1])
 
 
 def test_list_json_is_never_cut(capsys, monkeypatch, long_reason_tool):
@@ -66,3 +77,33 @@ def test_a_table_that_fits_is_untouched():
     assert table(("NAME", "REASON"), rows, width=80, cut={"REASON"}) == table(
         ("NAME", "REASON"), rows
     )
+
+
+def test_a_long_cell_wraps_at_word_boundaries():
+    rows = [("n", "alpha beta gamma delta epsilon")]
+    text = table(("NAME", "REASON"), rows, width=20, cut={"REASON"})
+    assert text.splitlines() == [
+        "NAME  REASON",
+        "n     alpha beta",
+        "      gamma delta",
+        "      epsilon",
+    ]
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_doctor_lines_wrap_between_words(columns):
+    error = "ModuleNotFoundError: No module named 'a_missing_dependency' " * 3
+    report = {
+        "summary": {"tools": 1, "available": 1},
+        "import_failures": [{"module": "builtin_tools.some_module", "error": error.strip()}],
+        "unavailable": [],
+        "rejected": [],
+    }
+    lines = doctor_report(report, columns).splitlines()
+    section = lines[lines.index("Modules that failed to import (1):") + 1 :]
+    assert max(len(line) for line in section) <= columns
+    assert len(section) > 1 and all(line.startswith("      ") for line in section[1:])
+    assert (
+        " ".join(line.strip() for line in section) == f"builtin_tools.some_module: {error.strip()}"
+    )
+    assert doctor_report(report, None).count("\n") < len(lines) - 1  # a pipe: one line each

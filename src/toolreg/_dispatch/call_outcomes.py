@@ -7,6 +7,7 @@ timeout, no worker, blocked by a hook), and the checks a non-str result must pas
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from types import CoroutineType
 from typing import Any
 
@@ -36,9 +37,18 @@ def failed(name: str, exc: BaseException) -> str:
     return tool_error(clip(f"Tool execution failed: {described}"))
 
 
-def unknown(name: Any) -> str:
-    text = name if type(name) is str else printable(name)
-    return tool_error(clip(f"Unknown tool: {text}"))
+def unknown(name: Any, known: Iterable[str] = ()) -> str:
+    """``Unknown tool: NAME``, and up to 3 close names from ``known`` to retry with."""
+    if type(name) is not str:
+        return tool_error(clip(f"Unknown tool: {printable(name)}"))
+    import difflib  # only a mistyped name gets here
+
+    # A name far longer than any tool's is no typo, and would be slow to compare.
+    close = difflib.get_close_matches(name, list(known), n=3) if 0 < len(name) <= 200 else []
+    if not close:
+        return tool_error(clip(f"Unknown tool: {name}"))
+    names = ", ".join(close)
+    return tool_error(clip(f"Unknown tool: {name}. Did you mean: {names}?"), did_you_mean=close)
 
 
 def internal(name: Any, exc: BaseException) -> str:

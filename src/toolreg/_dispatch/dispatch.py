@@ -155,7 +155,7 @@ class Dispatcher:
             return self._wrapped_dispatch(name, args, None, {})
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
-            return unknown(name)
+            return unknown(name, self._table.tools)
         if plan.fast is not None:
             return plan.fast(args)
         return dispatch_checked(plan, args, {})
@@ -289,7 +289,7 @@ class Dispatcher:
     ) -> str | dict[str, Any]:
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
-            return unknown(name)
+            return unknown(name, self._table.tools)
         entry = plan.entry
         args, problem = checked(plan, args)
         if problem is not None:
@@ -326,7 +326,7 @@ class Dispatcher:
         """``dispatch`` without the hooks: the general path, which covers the fast one."""
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
-            return unknown(name)
+            return unknown(name, self._table.tools)
         return dispatch_checked(plan, args, kwargs)
 
     def _hooked_dispatch(

@@ -154,10 +154,10 @@ def _add_call(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser)
     p.add_argument("name", metavar="NAME")
     p.add_argument(
         "args",
-        metavar="JSON_ARGS",
-        nargs="?",
-        default="{}",
-        help="arguments as a JSON object (default: {}); '-' reads them from stdin",
+        metavar="ARGS",
+        nargs="*",
+        help="arguments: one JSON object (default: {}), '-' to read it from stdin, "
+        "or key=value (a string) and key:=json (any JSON value) pairs",
     )
 
 
@@ -344,11 +344,10 @@ def _exit_code(exc: SystemExit) -> int:
     return EXIT_FAILURE
 
 
-# -- completion: a static script, generated from the parser by shtab (the ``completion`` extra);
-# it runs nothing of toolreg when the user presses TAB.
+# -- completion: a static script, generated from the parser by shtab (the ``completion`` extra)
+# or, without it, by ._completion; it runs nothing of toolreg when the user presses TAB.
 
 SHELLS = ("bash", "zsh", "fish")
-SHTAB_MISSING = "toolreg completion needs shtab: pip install 'toolreg-core[completion]'"
 
 # Arguments that name a file or a directory, by dest: the shell offers paths for them.
 _FILE_DESTS = frozenset({"config", "path", "auth_token_file"})
@@ -359,8 +358,11 @@ def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     """Print the completion script for ``args.shell``; loads no tools."""
     try:
         import shtab
-    except ImportError:
-        raise CliError(SHTAB_MISSING, EXIT_FAILURE) from None
+    except ImportError:  # a default install: a smaller static script of our own
+        from ._completion import SCRIPTS
+
+        print(SCRIPTS[args.shell](parser, _FILE_DESTS | _DIRECTORY_DESTS), end="")
+        return EXIT_OK
     _mark_paths(parser, shtab.FILE, shtab.DIRECTORY)
     print(shtab.complete(parser, shell=args.shell))
     return EXIT_OK

@@ -308,7 +308,7 @@ def _where_shown(name: str) -> tuple[ToolRegistry, str | None]:
 
 def cmd_call(args: argparse.Namespace) -> int:
     """Dispatch one tool call; exit 1 when the tool answers with a tool_error."""
-    tool_args = parse_tool_args(args.args)
+    tool_args = parse_call_args(args.args)
     _require_tool(args.name)
     # A handler that prints (or a child process it starts) would mix its
     # chatter into the result on stdout.
@@ -323,6 +323,58 @@ def cmd_call(args: argparse.Namespace) -> int:
             bar.close()
     print(result if isinstance(result, str) else _render.to_json(result))
     return EXIT_FAILURE if is_tool_error(result) else EXIT_OK
+
+
+def parse_call_args(argv: list[str]) -> dict[str, Any]:
+    """The dict a handler receives from ``call``'s ARGS.
+
+    One argument that is not a pair is JSON_ARGS (or ``-``); otherwise every
+    argument is a pair, as httpie writes them: ``key=value`` gives the string
+    ``value``, ``key:=json`` the parsed JSON value.
+    """
+    if not argv:
+        return {}
+    if len(argv) == 1 and not _is_pair(argv[0]):
+        return parse_tool_args(argv[0])
+    result: dict[str, Any] = {}
+    for arg in argv:
+        if not _is_pair(arg):
+            raise CliError(
+                f"argument {arg!r} is not a key=value or key:=json pair "
+                "(a JSON object must be the only argument)",
+                EXIT_USAGE,
+            )
+        key, value = _pair(arg)
+        if key in result:
+            raise CliError(f"argument {arg!r}: key {key!r} is given twice", EXIT_USAGE)
+        result[key] = value
+    return result
+
+
+def _is_pair(arg: str) -> bool:
+    # '{"a": "b=c"}' and ' {...}' stay JSON: a key starts with none of these.
+    return arg.find("=") > 0 and arg[0] not in '{["' and not arg[0].isspace()
+
+
+def _pair(arg: str) -> tuple[str, Any]:
+    key, _, text = arg.partition("=")
+    if not key.endswith(":"):
+        return key, text
+    key = key[:-1]
+    if not key:
+        raise CliError(f"argument {arg!r} has an empty key", EXIT_USAGE)
+    try:
+        return key, json.loads(text)
+    except ValueError as exc:
+        raise CliError(
+            f"argument {arg!r}: the value after ':=' is not valid JSON ({exc}); "
+            f"write {key}={text} for a string",
+            EXIT_USAGE,
+        ) from None
+    except RecursionError:
+        raise CliError(
+            f"argument {arg!r}: the value is nested too deeply to parse", EXIT_USAGE
+        ) from None
 
 
 def parse_tool_args(text: str) -> dict[str, Any]:

@@ -46,7 +46,11 @@ def cmd_config_check(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.path or args.config)
     except ConfigError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from None
+        if not args.json:
+            raise CliError(str(exc), EXIT_USAGE) from None
+        # Scripts read stdout: a file that does not parse is JSON too, same exit code.
+        print(_render.to_json(unreadable(exc)))
+        return EXIT_USAGE
     report = _load(config, getattr(args, "verbose", False))
     errors = name_errors(config, report)
     if args.json:
@@ -54,6 +58,16 @@ def cmd_config_check(args: argparse.Namespace) -> int:
     else:
         _print_text(config, report, errors)
     return EXIT_FAILURE if errors else EXIT_OK
+
+
+def unreadable(exc: ConfigError) -> dict[str, Any]:
+    """What ``config check --json`` prints for a file that cannot be read or parsed."""
+    return {
+        "source": str(exc.source) if exc.source is not None else None,
+        "ok": False,
+        "errors": [str(exc)],
+        "problems": [{"key": exc.key or None, "problem": exc.problem}],
+    }
 
 
 def name_errors(config: Config, report: PluginReport) -> list[str]:

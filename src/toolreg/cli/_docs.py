@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ._errors import EXIT_USAGE, CliError
+from ._help import did_you_mean
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -49,7 +50,10 @@ def cmd_docs(args: argparse.Namespace) -> int:
     page = pages.get(args.page.removesuffix(".md"))
     if page is None:
         raise CliError(
-            f"no documentation page {args.page!r}; the pages: {', '.join(pages)}", EXIT_USAGE
+            f"no documentation page {args.page!r}"
+            f"{did_you_mean(args.page.removesuffix('.md'), list(pages)) or ';'}"
+            f" the pages: {', '.join(pages)}",
+            EXIT_USAGE,
         )
     sys.stdout.write(page.read_text(encoding="utf-8"))
     return 0

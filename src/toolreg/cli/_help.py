@@ -50,6 +50,14 @@ def more_help(page: str) -> str:
     )
 
 
+def did_you_mean(name: str, known: list[str]) -> str:
+    """``; did you mean 'x'?`` for the closest of ``known``, or ``""``."""
+    import difflib  # only a mistyped name gets here
+
+    close = difflib.get_close_matches(name, known, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 class Epilog(str):
     """An epilog's text, and the documentation page its last line points to when printed."""
 
@@ -109,6 +117,17 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", StandardHelpFormatter)
         super().__init__(*args, **kwargs)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """argparse's check, with the closest choice for a mistyped command or value."""
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as exc:
+            if isinstance(value, str) and action.choices is not None:
+                hint = did_you_mean(value, [str(choice) for choice in action.choices])
+                if hint:
+                    raise argparse.ArgumentError(action, f"{exc.message}{hint}") from None
+            raise
 
 
 class HelpFormatter(_TerminalWidth, argparse.RawDescriptionHelpFormatter):

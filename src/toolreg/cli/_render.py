@@ -53,11 +53,42 @@ def table(
             widths[i] = max(widths[i], len(cell))
     if width is not None:
         _shrink(widths, [i for i, h in enumerate(headers) if h in cut], headers, width)
+    wrapped = {i for i, h in enumerate(headers) if h in cut} if width is not None else set()
     lines = []
     for row in [headers, *rows]:
-        cells = [_fit(cell, widths[i]).ljust(widths[i]) for i, cell in enumerate(row[:-1])]
-        lines.append("  ".join([*cells, _fit(row[-1], widths[-1])]).rstrip())
+        cells = [_wrap(cell, widths[i]) if i in wrapped else [cell] for i, cell in enumerate(row)]
+        for n in range(max(map(len, cells))):
+            parts = [_fit(c[n] if n < len(c) else "", widths[i]) for i, c in enumerate(cells)]
+            padded = [part.ljust(widths[i]) for i, part in enumerate(parts[:-1])]
+            lines.append("  ".join([*padded, parts[-1]]).rstrip())
     return "\n".join(lines)
+
+
+def _wrap(cell: str, width: int) -> list[str]:
+    """``cell`` on lines of ``width``, broken between words; a longer word is cut with ``…``."""
+    if len(cell) <= width:
+        return [cell]
+    import textwrap  # only a table too wide for the terminal gets here
+
+    wrapped = textwrap.wrap(cell, width, break_long_words=False, break_on_hyphens=False)
+    return [_fit(line, width) for line in wrapped] or [""]
+
+
+def wrap_line(line: str, width: int | None, indent: str = "    ") -> list[str]:
+    """One report line within ``width``: broken between words, continued under ``indent``."""
+    if width is None or len(line) <= width:
+        return [line]
+    import textwrap
+
+    lead = line[: len(line) - len(line.lstrip(" "))]
+    return textwrap.wrap(
+        line,
+        width,
+        initial_indent="",
+        subsequent_indent=lead + indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [line]
 
 
 # A column cut down keeps room for its header and a few characters of its text.
@@ -150,6 +181,7 @@ def doctor_report(report: dict[str, Any], width: int | None = None) -> str:
         lines.append("No problems found.")
         return "\n".join(lines)
 
+    fitted: set[str] = set()
     if failures:
         lines += ["", f"Modules that failed to import ({len(failures)}):"]
         lines += [f"  {f['module']}: {f['error']}" for f in failures]
@@ -158,7 +190,9 @@ def doctor_report(report: dict[str, Any], width: int | None = None) -> str:
         rows = [(t["name"], t["toolset"], t["reason"] or "") for t in unavailable]
         inner = None if width is None else width - 2
         text = table(("NAME", "TOOLSET", "REASON"), rows, width=inner, cut={"REASON"})
-        lines += ["  " + line for line in text.splitlines()]
+        rows_text = ["  " + line for line in text.splitlines()]
+        fitted.update(rows_text)  # the table fits itself; its lines are not wrapped again
+        lines += rows_text
     if rejected:
         lines += ["", f"Rejected registrations ({len(rejected)}):"]
         lines += [_rejection_line(d) for d in rejected]
@@ -184,7 +218,11 @@ def doctor_report(report: dict[str, Any], width: int | None = None) -> str:
     if stuck:
         lines += ["", "Calls still running past their deadline (abandoned, holding a worker):"]
         lines += [f"  {pool}: {s['stuck']} of {s['size']} workers" for pool, s in stuck.items()]
-    return "\n".join(lines)
+    return "\n".join(
+        wrapped
+        for line in lines
+        for wrapped in ([line] if line in fitted else wrap_line(line, width))
+    )
 
 
 def _rejection_line(decision: dict[str, Any]) -> str:
