@@ -126,6 +126,9 @@ class IsolatedLink(ServerLink):
                 handler,
                 check_fn=self._check,
                 description=tool.description,
+                # Cut like an MCP server's results: the pack's own limit, if
+                # any, applies in its process; this one bounds what the host takes.
+                max_result_size_chars=self.config.max_result_size_chars,
                 override=tool.override,
                 validate=False,  # the pack's process validates, with the pack's own options
                 annotations=tool.annotations or None,
