@@ -132,7 +132,7 @@ class TestFlakeGrace:
             clock.advance(2)
             verdict = reg.availability("probed")  # t=61: honoured
         assert verdict[0] is False
-        assert len(flake_warnings(caplog)) == 2
+        assert len(flake_warnings(caplog)) == 1  # once per grace window
 
     def test_failure_past_the_window_is_honoured_and_cached(
         self, reg: ToolRegistry, clock: FakeClock
@@ -188,15 +188,17 @@ class TestCheckFnOutcomes:
         self, reg: ToolRegistry, caplog: pytest.LogCaptureFixture
     ) -> None:
         add(reg, "probed", check_fn=Probe(ConnectionError("docker socket gone")))
-        with caplog.at_level(logging.WARNING, logger="toolreg"):
+        with caplog.at_level(logging.DEBUG, logger="toolreg"):
             ok, reason = reg.availability("probed")
 
         assert ok is False
         assert "docker socket gone" in reason
-        records = [r for r in caplog.records if r.exc_info is not None]
-        assert records, "expected a logged traceback"
-        assert records[0].exc_info[0] is ConnectionError
-        assert "probed" in records[0].getMessage()
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1
+        assert "ConnectionError: docker socket gone" in warnings[0].getMessage()
+        assert "probed" in warnings[0].getMessage()
+        traces = [r for r in caplog.records if r.levelno == logging.DEBUG]
+        assert traces and "traceback" in traces[0].getMessage()
 
     def test_raising_check_soon_after_success_is_a_flake(
         self, reg: ToolRegistry, clock: FakeClock
@@ -356,3 +358,42 @@ class TestSharedProbesAndPruning:
         assert reg.get_entry("b_tool") is None, "it was deleted during the report"
         assert report["b"]["tools"] == ["b_tool"]
         assert all(item["tools"] for item in report.values())
+
+
+class TestBoundedFailureText:
+    """A probe's failure text is bounded wherever it is stored or logged."""
+
+    HUGE = "x" * 200_000
+
+    def test_huge_exception_message_is_bounded_in_reason_and_log(
+        self, reg: ToolRegistry, clock: FakeClock, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        add(reg, "probed", check_fn=Probe(RuntimeError(self.HUGE)))
+        with caplog.at_level(logging.DEBUG, logger="toolreg"):
+            ok, reason = reg.availability("probed")
+        assert ok is False
+        assert len(reason) <= 500
+        assert "RuntimeError" in reason and "truncated" in reason
+        logged = sum(len(r.getMessage()) for r in caplog.records)
+        assert 0 < logged < 10_000
+
+    def test_huge_returned_reason_is_bounded(self, reg: ToolRegistry) -> None:
+        add(reg, "probed", check_fn=Probe((False, self.HUGE)))
+        ok, reason = reg.availability("probed")
+        assert ok is False
+        assert len(reason) <= 500 and "truncated" in reason
+
+    def test_raising_flake_logs_once_per_window_and_bounded(
+        self, reg: ToolRegistry, clock: FakeClock, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        probe = Probe(True)
+        add(reg, "probed", check_fn=probe)
+        reg.availability("probed")
+        probe.result = RuntimeError(self.HUGE)
+        clock.advance(TTL + 1)
+        with caplog.at_level(logging.WARNING, logger="toolreg"):
+            for _ in range(20):
+                assert reg.availability("probed")[0]
+        assert probe.calls == 21
+        assert len(caplog.records) == 1
+        assert len(caplog.records[0].getMessage()) < 2_000

@@ -323,3 +323,25 @@ def test_replace_toolset_refuses_entries_named_by_a_str_subclass(reg):
         with pytest.raises(ValueError, match="'t': its name and toolset must be plain str"):
             reg.replace_toolset("set", [entry])
     assert reg.get_all_tool_names() == []
+
+
+def test_no_alias_made_in_a_batch_hides_a_toolset_of_the_same_batch(reg):
+    reg.register("old", "base", schema("old"), ok)
+    with reg.batch():
+        reg.register("fresh", "newset", schema("fresh"), ok)
+        with pytest.raises(ValueError, match="would hide the toolset"):
+            reg.register_toolset_alias("newset", "base")
+        reg.register_toolset_alias("nick", "newset")  # names a toolset of the batch
+    assert reg.resolve_toolset("newset") == "newset"
+    assert reg.resolve_toolset("nick") == "newset"
+    assert reg.get_toolset_for_tool("fresh") == "newset"
+
+
+def test_in_a_batch_an_alias_is_judged_against_the_toolsets_after_it(reg):
+    reg.register("mover", "before", schema("mover"), ok)
+    with reg.batch():
+        reg.register("mover", "after", schema("mover"), ok, override=True)
+        with pytest.raises(ValueError, match="there is no toolset 'before'"):
+            reg.register_toolset_alias("nick", "before")  # the batch empties it
+        reg.register_toolset_alias("before", "after")  # so the name is free
+    assert reg.resolve_toolset("before") == "after"

@@ -19,6 +19,7 @@ import pytest
 from dists import PackVenv
 
 USURPER = "toolreg-usurper"
+SQLITE = "toolreg-sqlite"
 
 
 def write_config(tmp_path: Path, text: str) -> Path:
@@ -332,3 +333,57 @@ def test_plugins_report_for_isolated_packs(pack_venv, tmp_path):
     assert header.split()[:6] == ["PLUGIN", "VERSION", "STATUS", "ISOLATION", "TOOLS", "HOOKS"]
     audit = next(row for row in rows if row.startswith("toolreg-audit "))
     assert "process" in audit and "configure, post_tool_call, pre_tool_call" in audit
+
+
+ALIASED = """
+[toolsets]
+{which} = ["db"]
+
+[toolsets.aliases]
+db = "sqlite"
+
+[plugins.entries.toolreg-sqlite]
+isolation = "process"
+"""
+
+#: Host code: the pack's tools, then again once its process was killed and restarted.
+RESTART = """
+import signal
+out['before'] = registry.get_tool_names_for_toolset('sqlite')
+def children():
+    found = []
+    for pid in os.listdir('/proc'):
+        if pid.isdigit():
+            try:
+                stat = open(f'/proc/{pid}/stat').read()
+            except OSError:
+                continue
+            if int(stat.rsplit(')', 1)[1].split()[1]) == os.getpid():
+                found.append(int(pid))
+    return found
+(child,) = children()
+os.kill(child, signal.SIGKILL)
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline and [c for c in children() if c != child] == []:
+    time.sleep(0.05)
+time.sleep(3)  # the new process lists its tools
+out['restarted'] = [c for c in children() if c != child] != []
+out['after'] = registry.get_tool_names_for_toolset('sqlite')
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_enabled_through_a_config_alias_keeps_an_isolated_packs_tools(pack_venv, tmp_path):
+    config = write_config(tmp_path, ALIASED.format(which="enabled"))
+    out = run_host(pack_venv, config, RESTART, SQLITE)
+    assert out["report"][SQLITE]["status"] == "loaded"
+    assert set(out["before"]) >= {"sqlite_query"}, "enabled through an alias keeps the tools"
+    assert out["restarted"] and set(out["after"]) == set(out["before"])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_disabled_through_a_config_alias_stays_off_after_a_restart(pack_venv, tmp_path):
+    config = write_config(tmp_path, ALIASED.format(which="disabled"))
+    out = run_host(pack_venv, config, RESTART, SQLITE)
+    assert out["before"] == []
+    assert out["restarted"] and out["after"] == [], "off by its alias, also after a restart"

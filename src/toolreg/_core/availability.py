@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._contract.entry import CheckFn, ToolEntry
-from .._contract.results import describe_exception
+from .._contract.results import clip, describe_exception
 
 logger = logging.getLogger("toolreg.availability")
 
@@ -23,6 +23,10 @@ CACHE_TTL_SECONDS = 30.0
 # A failure this soon after the last success is a flake: the tool stays
 # available, the failure is not cached, and the probe runs again next time.
 GRACE_SECONDS = 60.0
+
+# A probe's failure reason, as stored and as logged, is cut to this many
+# characters: a probe that raises a 200 KB message must not store or log one.
+MAX_REASON_CHARS = 500
 
 Verdict = tuple[bool, str]
 _AVAILABLE: Verdict = (True, "")
@@ -49,12 +53,15 @@ class Availability:
         self._lock = threading.Lock()
         self._verdicts: dict[CheckFn, tuple[bool, str, float]] = {}
         self._last_success: dict[CheckFn, float] = {}
+        #: The success time whose grace window already logged its flake.
+        self._flake_logged: dict[CheckFn, float] = {}
 
     def invalidate(self) -> None:
         """Forget every cached probe result and success time."""
         with self._lock:
             self._verdicts.clear()
             self._last_success.clear()
+            self._flake_logged.clear()
 
     def checker(self) -> Callable[[ToolEntry], Verdict]:
         """``check`` for one read: each probe runs at most once in it."""
@@ -83,10 +90,13 @@ class Availability:
         try:
             cached = self._verdicts.get(fn)
         except TypeError:  # an unhashable check_fn cannot be cached
-            return self._run(fn, tool)
+            ok, reason, raised = self._run(fn, tool)
+            if raised:
+                logger.warning("%s (tool %s)", reason, tool)
+            return ok, reason
         if cached is not None and now < cached[2]:
             return cached[0], cached[1]
-        ok, reason = self._run(fn, tool)
+        ok, reason, raised = self._run(fn, tool)
         with self._lock:
             self._prune()
             if ok:
@@ -95,17 +105,24 @@ class Availability:
                 return _AVAILABLE
             last = self._last_success.get(fn)
             if last is not None and now - last <= GRACE_SECONDS:
-                logger.warning(
-                    "check_fn %s for tool %s failed %.0fs after its last success; "
-                    "treating it as a flake (%s)",
-                    _describe(fn),
-                    tool,
-                    now - last,
-                    reason,
-                )
+                # Once per grace window: a flake is not cached, so every read
+                # inside the window probes (and fails) again.
+                if self._flake_logged.get(fn) != last:
+                    self._flake_logged[fn] = last
+                    logger.warning(
+                        "check_fn %s for tool %s failed %.0fs after its last success; "
+                        "treating it as a flake until %.0fs after that success (%s)",
+                        _describe(fn),
+                        tool,
+                        now - last,
+                        GRACE_SECONDS,
+                        reason,
+                    )
                 return _AVAILABLE
             self._verdicts[fn] = (False, reason, now + CACHE_TTL_SECONDS)
-            return False, reason
+        if raised:  # logged once per cached failure, not on every read
+            logger.warning("%s (tool %s)", reason, tool)
+        return False, reason
 
     def _prune(self) -> None:
         """Forget probes no tool uses any more; at most once per table generation.
@@ -122,13 +139,18 @@ class Availability:
             if entry.check_fn is not None:
                 with contextlib.suppress(TypeError):
                     live.add(entry.check_fn)
-        for cache in (self._verdicts, self._last_success):
+        for cache in (self._verdicts, self._last_success, self._flake_logged):
             for fn in [fn for fn in cache if fn not in live]:
                 del cache[fn]
 
     @staticmethod
-    def _run(fn: CheckFn, tool: str) -> Verdict:
-        """Run a probe; it may return a bool, or (bool, reason)."""
+    def _run(fn: CheckFn, tool: str) -> tuple[bool, str, bool]:
+        """Run a probe; it may return a bool, or (bool, reason). Also: did it raise.
+
+        The reason is bounded to MAX_REASON_CHARS, the cut said at its end. An
+        exception is logged (by the caller, as the failure or the flake) with
+        its reason; its traceback only at DEBUG, and bounded too.
+        """
         try:
             result = fn()
             if isinstance(result, tuple) and len(result) == 2:
@@ -136,8 +158,21 @@ class Availability:
             else:
                 ok, reason = bool(result), ""
         except Exception as exc:
-            logger.warning("check_fn %s for tool %s raised", _describe(fn), tool, exc_info=True)
-            return False, f"check {_describe(fn)} raised {describe_exception(exc)}"
+            if logger.isEnabledFor(logging.DEBUG):
+                import traceback
+
+                try:
+                    trace = "".join(traceback.format_tb(exc.__traceback__))
+                except Exception:
+                    trace = "(traceback unavailable)"
+                logger.debug(
+                    "check_fn %s for tool %s raised; traceback:\n%s",
+                    _describe(fn),
+                    tool,
+                    clip(trace, 8 * MAX_REASON_CHARS),
+                )
+            reason = f"check {_describe(fn)} raised {describe_exception(exc)}"
+            return False, clip(reason, MAX_REASON_CHARS), True
         if ok:
-            return _AVAILABLE
-        return False, reason or f"check {_describe(fn)} failed"
+            return True, "", False
+        return False, clip(reason, MAX_REASON_CHARS) or f"check {_describe(fn)} failed", False

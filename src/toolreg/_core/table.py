@@ -317,11 +317,33 @@ class ToolTable:
             if alias == toolset and isinstance(alias, str) and alias:
                 return
             target = self._state.aliases.get(toolset, toolset)
-            problem = judge_alias(alias, target, self._state.toolsets.keys())
+            problem = judge_alias(alias, target, self._toolsets_after_batch())
             if problem is not None:
                 raise ValueError(problem[0].upper() + problem[1:])
             self._state.aliases = {**self._state.aliases, str.__str__(alias): str.__str__(target)}
             self._state.generation += 1
+
+    def _toolsets_after_batch(self) -> frozenset[str]:
+        """The toolsets as readers will see them once the batch swaps in; caller holds the lock.
+
+        Outside a batch, the table's. Inside one, an alias is judged against
+        the toolsets the batch registered too, so that it can neither hide one
+        of them nor miss one it names.
+        """
+        state = self._state
+        staged = self._staged
+        if not staged:
+            return frozenset(state.toolsets)
+        toolsets = {entry.toolset for entry, _, _ in staged.values()}
+        for toolset, members in state.toolsets.items():
+            if toolset in toolsets:
+                continue
+            for name in members:  # kept while one member is not moved elsewhere by the batch
+                moved = staged.get(name)
+                if moved is None or moved[0].toolset == toolset:
+                    toolsets.add(toolset)
+                    break
+        return frozenset(toolsets)
 
     def record_rejection(self, entry: ToolEntry, reason: str) -> None:
         """Record that a writer above the table refused ``entry`` itself.

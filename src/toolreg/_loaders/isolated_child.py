@@ -5,7 +5,8 @@ It reads the load spec from ``TOOLREG_ISOLATED_PACK``, strips the
 environment down to what the parent passed (see
 :mod:`~toolreg._loaders.isolated_environment`), loads that one pack into a registry
 of its own with the ordinary plugin host, and serves it on stdin/stdout until
-the parent closes stdin.
+the parent closes stdin; a parent that goes away mid-write (a broken pipe)
+ends it just as quietly.
 
 The pack may do anything here, including rewriting this process's toolreg;
 none of it reaches the parent, which registers only what this process lists,
@@ -30,6 +31,9 @@ from .isolated_wire import SPEC_ENV, PackSpec
 from .plugins import PluginHost
 from .report import PluginOutcome
 from .stdout_guard import stdout_to_stderr
+
+if sys.version_info < (3, 11):  # pragma: no cover - 3.10 only
+    from exceptiongroup import BaseExceptionGroup
 
 
 def load(spec: PackSpec, registry: StagingRegistry) -> tuple[PluginOutcome, PluginHost]:
@@ -83,8 +87,42 @@ def main(argv: list[str] | None = None) -> int:
     toolreg.registry = registry  # a handler that looks it up at call time finds the pack's
     with stdout_to_stderr():  # stdout is the protocol stream: the pack's prints go to stderr
         outcome, host = load(spec, registry)
-    anyio.run(PackServer(registry, outcome, host.hooks).serve_stdio)
+    try:
+        anyio.run(PackServer(registry, outcome, host.hooks).serve_stdio)
+    except BaseException as exc:
+        if not parent_gone(exc):
+            raise
+        quiet_stdout()
+        return 0
     return 0
+
+
+#: What reading or writing stdio raises once the parent has gone away.
+_GONE = (
+    BrokenPipeError,
+    ConnectionResetError,
+    EOFError,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    anyio.EndOfStream,
+)
+
+
+def parent_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` (or every exception in its group) says the parent closed our stdio."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(parent_gone(inner) for inner in exc.exceptions)
+    return isinstance(exc, _GONE)
+
+
+def quiet_stdout() -> None:
+    """Point fd 1 at /dev/null, so the flush at exit does not report the broken pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

@@ -104,7 +104,7 @@ class IsolatedLink(ServerLink):
             for tool in tools:
                 if tool.name in self._turned_down:
                     continue
-                if not self.toolsets.allows(tool.toolset, registry.resolve_toolset):
+                if not self.toolsets.allows(tool.toolset, self._resolver(tool.toolset)):
                     continue  # the operator turned its toolset off
                 if self._register_one(tool):
                     published.append(tool.name)
@@ -114,6 +114,25 @@ class IsolatedLink(ServerLink):
                 if registry.get_owner(name) == self.gate.plugin_id:
                     registry.deregister(name)
         return sorted(published)
+
+    def _resolver(self, toolset: str) -> Callable[[str], str]:
+        """What a name in ``[toolsets]`` means, judging ``toolset``: the config's aliases first.
+
+        The registry has the config's aliases only once the config is applied,
+        after loading, and loses one when its toolset empties (turned off, or
+        this process restarting); the config has them all along. A name that is
+        ``toolset`` itself, or a live toolset, means that toolset, as the
+        registry would refuse an alias hiding it.
+        """
+        registry = self.registry
+        aliases = self.toolsets.aliases
+
+        def resolve(name: str) -> str:
+            if name == toolset or name not in aliases or name in registry.get_toolsets():
+                return registry.resolve_toolset(name)
+            return registry.resolve_toolset(aliases[name])
+
+        return resolve
 
     def _register_one(self, tool: ListedTool) -> bool:
         """Whether the gate let ``tool`` in; a refusal is logged and in the decision log."""
@@ -126,6 +145,9 @@ class IsolatedLink(ServerLink):
                 handler,
                 check_fn=self._check,
                 description=tool.description,
+                # Cut like an MCP server's results: the pack's own limit, if
+                # any, applies in its process; this one bounds what the host takes.
+                max_result_size_chars=self.config.max_result_size_chars,
                 override=tool.override,
                 validate=False,  # the pack's process validates, with the pack's own options
                 annotations=tool.annotations or None,
