@@ -1,12 +1,7 @@
-"""The output schema of an ``@tool`` function: its return type, when that is a structure.
+"""The output schema of an ``@tool`` function: its return type's schema, when that is a structure.
 
-A function annotated to return a TypedDict, a dataclass or a pydantic model
-returns an object whose shape is known, so the tool gets an MCP
-``outputSchema``: that type's schema, built like a parameter's (see
-``type_schema``) but for values as they are returned (a model's
-serialization schema), with the type's own object at the top and the types
-it refers to under ``$defs``. Any other return type (str, dict, a list...)
-gives None: the result is text whose shape nothing promises.
+A TypedDict, dataclass or pydantic model return type gives an MCP ``outputSchema``
+(built like ``type_schema``'s, for values as returned); any other gives None.
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """A function's tool schema, from its signature, type hints and docstring.
 
-The parameters schema is what pydantic's ``model_json_schema()`` gives for a
-model with one field per parameter (the MCP SDK's ``inputSchema`` and the
-OpenAI Agents SDK's ``params_json_schema`` are exactly that) minus the
-``title`` keys, plus ``"additionalProperties": false`` at the top:
-
-    {"type": "object", "properties": {...}, "required": [...],
-     "additionalProperties": false, "$defs": {...}}
-
-``required`` lists the parameters without a default, in signature order, and
-is always present. Descriptions come from the docstring (Google, NumPy or reST,
-detected by docstring_parser) unless ``Annotated`` metadata gives one. A
-docstring with no line that could open a section is plain text, and is read
-without docstring_parser: importing it and compiling its patterns is the
-largest part of decorating a tool (see ``_plain_description``).
+The parameters schema is pydantic's ``model_json_schema()`` for one field per
+parameter, minus ``title``, plus ``"additionalProperties": false``; descriptions
+come from the docstring unless ``Annotated`` metadata gives one.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """JSON arguments in, the declared Python types out: the converters of an ``@tool`` handler.
 
-Each parameter's converter is built once, at decoration, from its annotation:
-an Enum member, a dataclass or model, a tuple, a datetime from its ISO string.
-This is conversion, not validation; what cannot be converted raises
-:class:`Invalid` naming the argument, so a call without validation still gets
-a message the model can act on.
+Each parameter's converter is built once, at decoration, from its annotation;
+it converts rather than validates, and raises :class:`Invalid` naming the argument.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """What kind of type an annotation is, shared by the schema builder and the converters.
 
-pydantic is never imported here: a model class, or a ``Field(...)``, can only
-exist once its user imported pydantic, so finding the module in
-``sys.modules`` is enough to recognise them. The same goes for the standard
-library's value types (``datetime``, ``UUID``, ``Path``, ``Decimal``): toolreg
-does not import their modules to recognise them (see :func:`stdlib_type`).
+Recognises pydantic and stdlib value types through ``sys.modules``, never by
+importing their modules.
 """
 
 from __future__ import annotations

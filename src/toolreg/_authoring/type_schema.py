@@ -1,13 +1,7 @@
 """JSON Schema for Python types, shaped like pydantic v2's output minus ``title``.
 
-Hosts compare our tool schemas with what the MCP SDK and the OpenAI Agents SDK
-send for the same function (both are pydantic's ``model_json_schema()``), so
-each type maps to the schema pydantic emits for it: ``X | None`` is
-``anyOf [X, null]``, Enums, TypedDicts, dataclasses and models go into
-``$defs`` and are referenced with ``$ref``, and so on.
-
-pydantic itself is optional: it is used only for types that are its own (a
-model, ``HttpUrl``), which cannot exist unless it is installed and imported.
+Each type maps to the schema pydantic emits for it, so our tool schemas match the
+MCP SDK's and the OpenAI Agents SDK's; pydantic is used only for its own types.
 """
 
 from __future__ import annotations

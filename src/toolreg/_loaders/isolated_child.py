@@ -1,16 +1,8 @@
 """An isolated pack's process: ``python -m toolreg._loaders.isolated_child PLUGIN_ID``.
 
-Started by the parent's :mod:`~toolreg._loaders.isolated_supervisor`, never by hand.
-It reads the load spec from ``TOOLREG_ISOLATED_PACK``, strips the
-environment down to what the parent passed (see
-:mod:`~toolreg._loaders.isolated_environment`), loads that one pack into a registry
-of its own with the ordinary plugin host, and serves it on stdin/stdout until
-the parent closes stdin; a parent that goes away mid-write (a broken pipe)
-ends it just as quietly.
-
-The pack may do anything here, including rewriting this process's toolreg;
-none of it reaches the parent, which registers only what this process lists,
-through its own gate.
+Started by :mod:`~toolreg._loaders.isolated_supervisor`, never by hand: it strips
+the environment, loads the one pack into its own registry and serves it on
+stdin/stdout until the parent closes stdin.
 """
 
 from __future__ import annotations

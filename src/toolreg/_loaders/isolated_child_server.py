@@ -1,10 +1,8 @@
 """The MCP server inside an isolated pack's process: the pack's tools and hooks, for its parent.
 
-It is ``toolreg serve``'s :class:`ToolServer` over a registry holding one pack,
-with three differences: it offers only that pack's tools (a built-in module
-the pack imports registers its tools here too), it adds the ``_meta`` the
-parent's gate needs, and it answers the reserved entries of
-:mod:`~toolreg._loaders.isolated_wire` (the load outcome, the dispatch hooks).
+``toolreg serve``'s :class:`ToolServer` over a one-pack registry, offering only
+that pack's tools, with the ``_meta`` and reserved entries of
+:mod:`~toolreg._loaders.isolated_wire`.
 """
 
 from __future__ import annotations

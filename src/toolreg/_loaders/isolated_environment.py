@@ -1,21 +1,7 @@
 """The environment and working directory an isolated pack's process starts with.
 
-Minimal on purpose: the parent's secrets stay in the parent unless the
-operator names them in ``[plugins.entries.<id>] env``. The child gets exactly:
-
-- ``PATH``, ``HOME`` and ``LANG``, when the parent has them;
-- the variables listed in the pack's ``env``, when the parent has them;
-- ``TOOLREG_WORKSPACE``: the workspace (the parent's ``$TOOLREG_WORKSPACE``,
-  else its current directory), which is also the child's working directory;
-- ``PYTHONPATH`` and ``PYTHONHOME``, when the parent has them, so the child's
-  Python finds toolreg and the pack where the parent's did; and
-  ``TOOLREG_CACHE_DIR``, when set, where a local plugin's file scan is cached;
-- on Windows, ``SYSTEMROOT``, without which Python cannot start;
-- ``TOOLREG_ISOLATED_PACK``, the load spec, which the child removes first.
-
-The MCP SDK's stdio launcher adds a few identity variables of its own
-(``LOGNAME``, ``USER``, ``SHELL``, ``TERM`` on POSIX); the child removes
-every variable outside this list before the pack is imported.
+Minimal on purpose: the parent's secrets stay in the parent unless the operator
+names them in ``[plugins.entries.<id>] env``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The parent's end of one isolated pack: its tools and hooks, reached over MCP.
 
-:class:`IsolatedLink` is an MCP :class:`~toolreg._mcp.link.ServerLink`
-(connect, list, follow changes, restart with backoff, park) that publishes
-differently: each tool the child lists is registered under its own name and
-toolset, owned by the pack, by host code acting for the pack
-(``registry.acting_for``), so it passes the same gate as an in-process
-pack's registration: name patterns, override consent, ``[toolsets]``.
-Its hooks become a pluggy plugin whose implementations call the child.
+:class:`IsolatedLink` is a :class:`~toolreg._mcp.link.ServerLink` that registers
+each listed tool as the pack's, through the same gate as an in-process pack,
+and turns its hooks into a pluggy plugin that calls the child.
 """
 
 from __future__ import annotations

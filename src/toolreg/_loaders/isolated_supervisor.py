@@ -1,11 +1,8 @@
 """The isolated packs of one plugin host: their processes, started, watched and stopped.
 
-Each pack with ``isolation = "process"`` runs as ``python -m
-toolreg._loaders.isolated_child <id>`` (the parent's own interpreter), linked by an
-:class:`~toolreg._loaders.isolated_link.IsolatedLink` on one event loop in a
-background thread. :meth:`IsolatedPacks.start` returns once the child has
-listed its tools (or failed to); a child that dies later is restarted with
-backoff, like an MCP server, and its tools are unavailable meanwhile.
+Each ``isolation = "process"`` pack runs as a child process linked by an
+:class:`~toolreg._loaders.isolated_link.IsolatedLink` on a background event loop,
+and is restarted with backoff if it dies.
 """
 
 from __future__ import annotations

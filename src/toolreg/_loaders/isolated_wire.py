@@ -1,24 +1,8 @@
 """What an isolated pack's process and its parent tell each other, on top of MCP.
 
-The child is toolreg's own MCP server on stdio; three things ride on it:
-
-- **the load spec**: which pack to load and its settings, as JSON in the
-  environment variable ``TOOLREG_ISOLATED_PACK`` (the environment, not the
-  command line, because other users can read a command line; the child
-  removes the variable before the pack runs);
-- **each listed tool's** ``_meta``: its toolset, and whether it asked to
-  override (``register(..., override=True)``), for the parent's gate;
-- **reserved entries** in ``tools/list``, named with a ``/`` that no registry
-  tool name may contain: ``toolreg/pack`` carries the load outcome (status,
-  reason, traceback, hooks) in its ``_meta``, and ``toolreg/hook/<hook>``
-  runs one of the pack's dispatch hooks.
-
-The parent reads the listing as untrusted input: the pack's code runs in the
-child and can make it say anything. Whatever it says, only the parent's gate
-decides what enters the parent's registry. A tool's ``annotations`` and
-``outputSchema`` come across as an MCP server's would (``_mcp.convert``): only
-MCP's annotation keys with the right types, and an output schema only if the
-registry could check results against it.
+The load spec (in the environment), each listed tool's ``_meta``, and the
+reserved ``toolreg/...`` entries of ``tools/list``. The parent reads all of it
+as untrusted input: only its own gate decides what enters its registry.
 """
 
 from __future__ import annotations

@@ -1,11 +1,4 @@
-"""A pack's hooks in pluggy: toolreg's plugin manager, and what the host asks of it.
-
-Registering a plugin makes pluggy ask ``parse_hookimpl_opts`` about every name
-in ``dir(plugin)``; since pluggy 1.7 each answer costs an
-``inspect.getattr_static``, which came to a fifth of loading a pack module.
-:class:`PackPluginManager` answers "no hook" at once where pluggy's answer
-cannot be anything else, and leaves every other name to pluggy.
-"""
+"""A pack's hooks in pluggy: toolreg's plugin manager, and what the host asks of it."""
 
 from __future__ import annotations
 

@@ -1,20 +1,8 @@
 """A pack's modules: imported under a deadline while ``toolreg.registry`` names the
 registry being loaded, and forgotten again so that a reload executes them afresh.
 
-A pack's module runs arbitrary code when it is imported. One that hangs would
-hang every command; one that calls ``os._exit(0)`` would end the host with
-exit code 0 and no word, skipping every ``finally`` and ``atexit``. So each
-import runs on the import worker pool (``_workers``), and the loader stops
-waiting at ``[plugins] import_timeout``; and ``os._exit`` called on an import
-worker raises ExitRefused instead of exiting. Installed packs are loaded by an
-:class:`ImportLoop`: one worker runs the whole pack loop, and the caller
-watches each import's deadline.
-
-The limits, plainly: a hung import keeps running on its daemon thread (it is
-counted as stuck); and code that ends the process another way (``ctypes``, a
-signal to itself) still can. Process isolation is the boundary for packs that
-are not trusted. Imports run on a worker thread, so a pack that must touch the
-main thread (``signal.signal``) does so in its ``toolreg_configure`` hook.
+Imports run on a worker thread, where ``os._exit`` is refused; installed packs
+are loaded by an :class:`ImportLoop`.
 """
 
 from __future__ import annotations

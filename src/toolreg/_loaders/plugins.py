@@ -1,11 +1,7 @@
 """Loading tool packs: metadata → policy gate → import → pluggy.
 
-For each pack, in a fixed order (installed packs by id, then local folder
-plugins): check the operator config, then compatibility, then its module
-namespace, all from metadata; bind its namespace's policy in the registry;
-then, and only then, import it and register it with pluggy. Anything that goes
-wrong is caught, the pack's partial registrations are rolled back, and the
-next pack loads.
+Each pack, in a fixed order, is checked from metadata before it is imported;
+a pack that fails has its partial registrations rolled back, and the next loads.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Calling a server's tool from any thread: the path every MCP handler takes.
 
-The call runs on the manager's event loop (where the session lives) and the
-calling thread waits, for at most the server's ``timeout``; a call still
-running then is cancelled, which the SDK passes on to the server. While it
-waits, the calling thread delivers what the server reports about the call
-(progress, log messages: ``upstream_relay``).
+The call runs on the manager's event loop while the calling thread waits (at
+most the server's ``timeout``) and delivers the call's progress and log messages.
 """
 
 from __future__ import annotations

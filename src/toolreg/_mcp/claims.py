@@ -1,12 +1,7 @@
 """Registry names that tools of two MCP servers map to: given to neither.
 
-``mcp__<server>__<tool>`` is ambiguous once a server's name holds ``__`` (or
-starts or ends with ``_``): tool ``y__z`` of server ``x`` and tool ``z`` of
-server ``x__y`` are both ``mcp__x__y__z``. Each server's link stakes the names
-its current listing maps to; a name staked by two servers is *contested* and
-neither publishes it, whichever connected or listed first. When a stake changes
-whether another server's names are contested, that server republishes at once,
-so the outcome depends only on the servers' current listings.
+Each server's link stakes the ``mcp__<server>__<tool>`` names its listing maps
+to; a name staked by two servers is *contested* and neither publishes it.
 """
 
 from __future__ import annotations

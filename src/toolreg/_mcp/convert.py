@@ -1,33 +1,8 @@
 """MCP shapes in the registry's terms: a listed tool's schema, a call's result.
 
-Pure functions over the JSON form (``model_dump(by_alias=True, mode="json")``)
-of the SDK's models, so they are testable without a server.
-
-Results follow the dispatch contract, within the server's
-``max_result_size_chars`` (a string result is cut by dispatch like any tool's):
-
-- ``isError: true``: ``tool_error`` of the text parts (or of the structured
-  content when there is no text), its message bounded like any handler's
-  failure (``MAX_ERROR_CHARS``);
-- any image or audio part: the multimodal envelope
-  ``{"_multimodal": True, "content": [<MCP content blocks as dicts>]}``, plus
-  ``"structured": <structuredContent>`` when the server sent one; past the
-  limit, the blocks that do not fit (and the structured content) are left out
-  and a text block says what was;
-- otherwise a string: the text parts joined with ``"\\n"`` (embedded
-  resources contribute their text, links a ``[resource ...]`` line). When
-  there is no text at all, the JSON of ``structuredContent``; servers that
-  send both put the same data in the text, per the MCP spec.
-
-A tool with an output schema called by ``toolreg serve`` (which sets
-:data:`KEEP_STRUCTURED`) keeps its ``structuredContent`` even with text only:
-it comes back in the multimodal envelope, which dispatch hooks see like any
-result, so serve can pass both the text and the object on unchanged. Other
-callers get the text, as before.
-
-A listed tool's ``annotations`` and ``outputSchema`` are the server's word,
-read as untrusted: only MCP's annotation keys with the right types pass, and
-an output schema the registry could not check results against is left out.
+Pure functions over the SDK models' JSON form, testable without a server.
+Results follow the dispatch contract; listed annotations and output schemas
+are read as untrusted.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """One MCP server's link: connect, list, refresh, reconnect, and call its tools.
 
-A ``ServerLink`` lives on the manager's event loop. Its ``run`` task owns the
-SDK ``Client`` (so the client's task groups are entered and left in one task),
-publishes the server's tools with one ``replace_toolset`` per change, and
-reconnects with exponential backoff and jitter until it is stopped or parked.
-Other threads reach it only through ``calls.call_sync`` and plain attribute reads.
+A ``ServerLink`` lives on the manager's event loop; other threads reach it only
+through ``calls.call_sync`` and plain attribute reads.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """MCP servers' tools in the registry: the manager and the API behind ``toolreg.start_mcp``.
 
-``start_mcp(config)`` connects to every enabled ``[mcp.servers.*]`` server at
-once, on an event loop in a background thread that the manager owns. Each
-server's tools become toolset ``mcp-<name>`` (alias ``<name>``) and are kept
-current; ``start_mcp`` returns once every server has connected or failed its
-first attempt, which ``connect_timeout`` bounds. ``stop_mcp()`` closes the
-sessions, ends stdio servers' processes, removes the toolsets and joins the
-thread. One manager per registry.
+The manager connects every enabled ``[mcp.servers.*]`` server on its own
+background event loop and keeps each server's tools current as toolset
+``mcp-<name>``. One manager per registry.
 """
 
 from __future__ import annotations

@@ -1,33 +1,8 @@
 """What an upstream MCP server says about a call while it runs: progress and log messages.
 
-A proxied tool's call waits on its caller's thread (:func:`.calls.call_sync`)
-while the SDK session runs on the manager's event loop. There, the session
-hands the call's ``notifications/progress``, and the ``notifications/message``
-it can tie to the call, to the call's :class:`CallRelay`, which only queues;
-the caller's thread delivers them, in the call's own context. So the host's
-``progress=`` callback runs on the tool's thread, as a local tool's does, and
-a log message reaches the ``toolreg.tools.<name>`` logger (and the
-``toolreg serve`` client of the call) as a local tool's ``ctx.log`` does. An
-isolated pack's process is such a server too. The loop never runs host code.
-
-The server is not trusted; what it sends is bounded:
-
-- **Progress**: only finite numbers that increase (the SDK already drops
-  non-numbers and tokens the call was not given); a total that is not a
-  finite number of at least 0 is left out; the message is cut at
-  :data:`MAX_CHARS`. The host hears at most :data:`PROGRESS_RATE` reports a
-  second (bursts of :data:`PROGRESS_BURST`). Reports wait in order, at most
-  :data:`PROGRESS_BURST` of them; past that, a newer one replaces the last
-  waiting, so the latest is always delivered, before the call returns.
-- **Logs**: the data as text (JSON unless a string), cut at :data:`MAX_CHARS`,
-  the server's logger name at :data:`MAX_LOGGER_CHARS`; at most
-  :data:`MAX_LOGS_PER_CALL` a call, then one warning saying how many were
-  dropped.
-- **Which call**: over HTTP a message arrives on its request's stream and is
-  that call's. Over stdio nothing ties a message to a request, so it is a
-  call's only while that call is the server's one call running. Any other
-  message is logged on ``toolreg.mcp``, outside any call, at most
-  :data:`LOOSE_RATE` a second (bursts of :data:`LOOSE_BURST`).
+The session queues them on the manager's loop; the caller's thread delivers them
+in the call's own context, so the loop never runs host code. The server is not
+trusted: what it sends is bounded.
 """
 
 from __future__ import annotations

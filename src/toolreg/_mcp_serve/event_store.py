@@ -1,20 +1,8 @@
 """Resumable HTTP streams for ``toolreg serve``: the SDK's ``EventStore``, per session and bounded.
 
-A handshake-era HTTP session (2025-11-25 and later) gets every message of a
-request's SSE stream stored with an event id; a client whose stream broke asks
-again with ``GET`` and ``Last-Event-ID`` and gets what it missed (the SDK's
-streamable-HTTP transport does the protocol; this module keeps the events).
-
-- :class:`MemoryEventStore` is the default store: in memory, bounded in
-  streams, events per stream and characters, the least recently written
-  stream going first. Any other :class:`mcp.server.streamable_http.EventStore`
-  plugs in through ``ToolServer(event_store=...)``.
-- The SDK hands one store to every session and names a stream by its JSON-RPC
-  request id, which two sessions both use. :class:`SessionEvents` wraps the
-  store so that stream names and event ids carry the session's own key, and a
-  ``Last-Event-ID`` of another session replays nothing. It learns the session
-  from :class:`SessionScopes`, the ASGI middleware that gives every request of
-  one session (and the session's own tasks) the same :class:`SessionScope`.
+:class:`MemoryEventStore` keeps events in memory, bounded; :class:`SessionEvents`
+keys them by session so one session cannot replay another's, learning the
+session from the :class:`SessionScopes` middleware.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """Who may talk to ``toolreg serve`` over HTTP: the Host/Origin check and the bearer token.
 
-One ASGI middleware in front of every route but the health probes (``probes``),
-which answer only a status to a request it would refuse:
-
-- on a loopback bind, the ``Host`` header must name a loopback host
-  (``localhost``, any address in 127.0.0.0/8, ``::1`` however it is spelled)
-  and an ``Origin`` header, when there is one, an http(s) origin on such a
-  host. A web page that points its own DNS name at 127.0.0.1 (DNS rebinding)
-  still sends its own name, and is refused: 421 for the host, 403 for the origin;
-- with a token, every request needs ``Authorization: Bearer <token>``, else 401.
-  Digests of the two are compared with ``hmac.compare_digest``, so neither the
-  content nor the length of a guess changes how long the answer takes.
+One ASGI middleware in front of every route but the health probes (``probes``).
 """
 
 from __future__ import annotations

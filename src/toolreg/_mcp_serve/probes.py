@@ -1,19 +1,7 @@
-"""Health probes of ``toolreg serve --transport http``, for load balancers and orchestrators.
+"""Health probes of ``toolreg serve --transport http``: ``/healthz`` and ``/readyz``.
 
-- ``GET /healthz`` (liveness): 200 whenever the process answers HTTP;
-- ``GET /readyz`` (readiness): 503 while the tools load, 200 once they are loaded.
-
-Probes are answered ahead of ``HttpGuard``: a balancer sends its own Host
-header (or none) and no token. They say no more than any request already
-learns (a 401 or 421 shows the process is up): ``{"status": ...}``. A probe
-that would pass the guard also gets the offered tool count and the registry
-generation. ``/mcp`` is never answered here; it stays behind the guard.
-
-While the tools load (``answering_while_loading``) a small stdlib server
-answers on the already bound socket: probes as above, and 503 with
-``Retry-After`` to every other request, so a balancer can retry elsewhere.
-Once loaded, the socket is handed to the real server (``ProbeRoutes``).
-Nothing here imports the MCP SDK at module level.
+Answered ahead of ``HttpGuard``, including while the tools load (a small stdlib
+server on the bound socket). Nothing here imports the MCP SDK at module level.
 """
 
 from __future__ import annotations

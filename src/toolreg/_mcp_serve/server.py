@@ -1,10 +1,8 @@
 """``toolreg serve``: the registry's tools offered to MCP clients over stdio or HTTP.
 
-``ToolServer`` answers ``tools/list`` from the registry's MCP definitions on
-every request and runs ``tools/call`` through ``registry.dispatch`` on the
-calls' own pool (``server_calls``); a background task tells clients when the
-offered list changes. Over HTTP it is an ASGI app behind the guard and the
-health probes, served by uvicorn on a socket ``bind`` opened. Imports ``mcp``.
+``ToolServer`` answers ``tools/list`` from the registry and runs ``tools/call``
+through ``registry.dispatch``; over HTTP it is an ASGI app behind the guard and
+the health probes. Imports ``mcp``.
 """
 
 from __future__ import annotations

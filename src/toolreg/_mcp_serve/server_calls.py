@@ -1,17 +1,7 @@
 """How ``toolreg serve`` runs tool calls: fair shares, and nothing for a client that left.
 
-- Tool calls run in worker threads of their own pool (``max_calls`` at once),
-  never anyio's default one, so ``tools/list``, ``ping``, ``/healthz`` and the
-  stdio reader never queue behind slow tools.
-- One MCP session (the stdio connection, or one handshake-era HTTP session)
-  holds at most ``max_calls_per_session`` of those threads; its further calls
-  wait in the session's own queue, so one busy client cannot fill the pool.
-  2026-07-28 HTTP requests and ``--stateless`` ones carry no session: only the
-  pool bounds them.
-- A call whose client went away is cancelled; one that has not started never
-  does. One already running cannot be stopped (Python cannot kill a thread),
-  so it keeps its slots until its handler returns: a client that calls and
-  disconnects over and over cannot pile up threads.
+Calls run on their own bounded thread pool, at most ``max_calls_per_session``
+per session; a call whose client went away is cancelled if it has not started.
 """
 
 from __future__ import annotations

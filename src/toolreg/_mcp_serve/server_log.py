@@ -1,25 +1,7 @@
 """``toolreg serve``'s log messages to clients: MCP ``notifications/message``.
 
-- **Levels.** A handshake-era client sets its level with ``logging/setLevel``
-  (kept per session; :data:`DEFAULT_LEVEL` before it does; a ``--stateless``
-  request, whose level cannot be kept, gets :data:`SESSIONLESS_LEVEL`). A 2026-07-28
-  client asks per request, in the request's ``_meta``; without it, nothing is
-  sent, as that revision requires.
-- **What is sent.** Inside a ``tools/call``, the records of the ``toolreg``
-  loggers and whatever the call sends through
-  :func:`toolreg._contract.client_log.log_to_client` go to that call's client,
-  on that request's stream. Records outside any call go to a handshake-era
-  stdio client only: over HTTP one client must not read about another's calls.
-- **Bounds.** A call sends at most :data:`MAX_PER_CALL` messages, each cut to
-  :data:`MAX_CHARS` characters; what is past that is counted and said once, at
-  the end of the call. Records outside calls are held to
-  :data:`CONNECTION_RATE` a second (bursts of :data:`CONNECTION_BURST`). So a
-  tool that logs in a loop costs its client a hundred lines, never a flood.
-
-Producers may be any thread (a tool's worker, the MCP manager's loop); they
-never block: messages are queued under a lock, and a task on the server's event
-loop sends them. ``toolreg serve`` runs anyio on asyncio, whose
-``call_soon_threadsafe`` wakes that task.
+Per-session or per-request levels, each call's records to that call's client
+only, and bounds per call and per connection. Producers on any thread never block.
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
 """``toolreg serve``'s progress notifications: a tool's ``report_progress`` to its client.
 
-A client that puts a ``progressToken`` in a ``tools/call``'s ``_meta`` gets
-``notifications/progress`` for it; without one, the call has no listener and
-its tool's reports go nowhere.
-
-- **Bound.** The tool's thread never waits for the client: a report replaces
-  the one still waiting to be sent, so a tool that reports in a tight loop
-  costs its client a few notifications, never a queue. The latest report is
-  always sent, and all of them before the call's answer.
-- **Order.** MCP requires the value to increase with each notification; a
-  report that does not is dropped.
+Sent only when the call carried a ``progressToken``; a newer report replaces
+one still waiting, and the latest is always sent before the call's answer.
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
 """Dispatch results as MCP ``CallToolResult``s, for ``toolreg serve``.
 
-A string is one text block (``isError`` when it is a tool_error); a multimodal
-result's blocks become MCP text, image, audio and resource content, and the
-``structured`` object a proxied MCP tool's envelope carries its
-``structuredContent``.
-
-A tool with an output schema returns its structured value as JSON text
-(dispatch's contract stays str or multimodal dict): :class:`StructuredResults`
-reads the object back from that text, checks it against the schema, and sends
-it as ``structuredContent`` beside the text. A result that is not such an
-object is an ``isError`` result saying why, since MCP clients refuse a
-structured tool's answer without one.
+Strings become text blocks and multimodal results MCP content;
+:class:`StructuredResults` sends a structured tool's value as ``structuredContent``.
 """
 
 from __future__ import annotations

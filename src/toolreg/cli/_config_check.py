@@ -1,11 +1,7 @@
 """``toolreg config check``: is the config valid, does every name in it match, what will it do.
 
-The file is parsed first (a bad file stops here, exit 2, nothing loaded).
-Then the built-in tools and the packs load as for any command, MCP servers
-excepted (their toolsets are known from the config), so the plugin ids,
-toolsets and hook names the config writes can be checked against what is
-really there. Loading only warns about a name that matches nothing; here it
-is an error (exit 1), with the closest known name.
+Parses the file (exit 2 if bad), loads tools and packs as any command does (not
+MCP servers), and makes each name that matches nothing an error (exit 1).
 """
 
 from __future__ import annotations

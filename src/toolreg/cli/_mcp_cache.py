@@ -1,19 +1,7 @@
 """The last tool list each MCP server gave, so ``list`` and ``show`` need not start them.
 
-Starting a server runs a program and may take seconds; ``list`` and ``show``
-only start them with ``--mcp``. Whenever a command has connected the servers,
-each connected server's tools (name, description, input schema) are written to
-``mcp-tools-v1.json`` in the cache folder, with the time (and their annotations
-and output schemas). Without ``--mcp``,
-``list`` and ``show`` read it back and mark those tools as cached.
-
-The file goes through the discovery caches' rules (:mod:`toolreg._discovery.cache_files`):
-written privately and atomically, and not believed when another user owns it or
-group or others may write it. It only ever feeds what is printed: nothing in
-it is registered or called. A server's entry counts only while its config is
-the same (a hash of command, arguments, environment, cwd, URL, headers and
-tool filters), and a tool is shown only if it passes the registry's own
-schema checks.
+Written by a command that connected the servers, read without ``--mcp``. It only
+feeds what is printed: nothing in it is registered or called.
 """
 
 from __future__ import annotations
