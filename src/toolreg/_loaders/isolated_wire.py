@@ -18,6 +18,8 @@ from .._discovery.entrypoints import PackRecord
 from ..hookspecs import DISPATCH_HOOKS
 from .report import PluginOutcome
 
+# The load spec travels in the environment, not on the command line, which other
+# users can read; the child removes it before the pack runs.
 SPEC_ENV = "TOOLREG_ISOLATED_PACK"
 CHILD_MODULE = "toolreg._loaders.isolated_child"
 PACK_ENTRY = "toolreg/pack"

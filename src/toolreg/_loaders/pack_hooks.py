@@ -35,6 +35,9 @@ _NEVER_HOOKS = frozenset(
 _ABSENT = object()
 
 
+# pluggy asks parse_hookimpl_opts about every name in dir(plugin), each answer an
+# inspect.getattr_static since pluggy 1.7: answering the sure "no hook" here keeps
+# registering a pack module cheap.
 class PackPluginManager(pluggy.PluginManager):
     """pluggy's manager, with a quick "no hook here" for the plain names of plain modules."""
 

@@ -38,6 +38,8 @@ class NameClaims:
             self._claims.setdefault(name, {})[server] = tool
         self._staked[server] = new
         rivals = {other for name in old ^ new for other in self._claims.get(name, ())}
+        # Rivals republish at once, so who publishes a name depends only on the
+        # servers' current listings, never on who connected or listed first.
         for other in sorted(rivals - {server}):
             self._reregister_tools[other]()
         return self.contested(server)

@@ -274,6 +274,7 @@ class ServerLink:
         """One connection, from connect to loss; raises if connecting fails."""
         lost = self._lost = asyncio.Event()
         self._refresh_wanted.clear()
+        # The run task owns the SDK Client, so its task groups are entered and left in one task.
         client = Client(
             open_transport(self.config, lost.set),
             mode="auto",

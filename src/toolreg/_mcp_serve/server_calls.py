@@ -100,6 +100,8 @@ class CallLimits:
 
     def _limiters(self) -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
         if self._pool is None or self._threads is None:  # made on the event loop
+            # Calls get their own threads, never anyio's default pool, so tools/list, ping,
+            # /healthz and the stdio reader never queue behind slow tools.
             self._pool = anyio.CapacityLimiter(self.max_calls)
             self._threads = anyio.CapacityLimiter(self.max_calls)
         return self._pool, self._threads

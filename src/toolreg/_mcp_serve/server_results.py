@@ -82,6 +82,8 @@ class StructuredResults:
                 f"Tool {entry.name!r} returned a result that does not match its output "
                 f"schema: {problem}"
             )
+            # An isError answer saying why: MCP clients refuse a structured tool's answer
+            # without structuredContent.
             return types.CallToolResult(
                 content=[types.TextContent(text=tool_error(message, tool=entry.name))],
                 is_error=True,
