@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from .._contract.results import invalid_arguments
 
 if TYPE_CHECKING:
+    from typing_extensions import TypedDict, Unpack
+
     from .._contract.entry import CheckFn, SchemaOverrides
     from .._registry.registry import ToolRegistry
     from .signature_schema import FunctionSchema
@@ -24,6 +26,25 @@ if TYPE_CHECKING:
 #: type checker keeps its parameters, return type and overloads.
 F = TypeVar("F", bound=Callable[..., Any])
 
+if TYPE_CHECKING:
+
+    class ToolOptions(TypedDict, total=False):
+        """``@tool(...)``'s options, as type checkers read them (``@registry.tool`` too)."""
+
+        name: str | None
+        toolset: str | None
+        description: str | None
+        check_fn: CheckFn | None
+        requires_env: Sequence[str] | None
+        emoji: str
+        max_result_size_chars: int | None
+        override: bool
+        timeout: float | None
+        validate: bool
+        dynamic_schema_overrides: SchemaOverrides | None
+        annotations: Mapping[str, Any] | None
+        output_schema: dict[str, Any] | Literal[False] | None
+
 
 @overload
 def tool(func: F, /) -> F: ...
@@ -31,22 +52,7 @@ def tool(func: F, /) -> F: ...
 
 @overload
 def tool(
-    func: None = None,
-    *,
-    name: str | None = None,
-    toolset: str | None = None,
-    description: str | None = None,
-    check_fn: CheckFn | None = None,
-    requires_env: Sequence[str] | None = None,
-    emoji: str = "",
-    max_result_size_chars: int | None = None,
-    override: bool = False,
-    timeout: float | None = None,
-    validate: bool = True,
-    dynamic_schema_overrides: SchemaOverrides | None = None,
-    annotations: Mapping[str, Any] | None = None,
-    output_schema: dict[str, Any] | Literal[False] | None = None,
-    registry: ToolRegistry | None = None,
+    func: None = None, *, registry: ToolRegistry | None = None, **options: Unpack[ToolOptions]
 ) -> Callable[[F], F]: ...
 
 

@@ -39,6 +39,9 @@ from .dispatch_parts import DispatchParts
 from .entry_making import make_entry
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .._authoring.decorator import ToolOptions
     from .._core.decisions import Decision
     from .._core.plugin_policy import PluginPolicy
     from .._dispatch.dispatch import Dispatcher, DispatchHooks
@@ -94,25 +97,7 @@ class ToolRegistry:
     def tool(self, func: _F, /) -> _F: ...
 
     @overload
-    def tool(
-        self,
-        func: None = None,
-        /,
-        *,
-        name: str | None = None,
-        toolset: str | None = None,
-        description: str | None = None,
-        check_fn: CheckFn | None = None,
-        requires_env: Sequence[str] | None = None,
-        emoji: str = "",
-        max_result_size_chars: int | None = None,
-        override: bool = False,
-        timeout: float | None = None,
-        validate: bool = True,
-        dynamic_schema_overrides: SchemaOverrides | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        output_schema: dict[str, Any] | Literal[False] | None = None,
-    ) -> Callable[[_F], _F]: ...
+    def tool(self, func: None = None, /, **options: Unpack[ToolOptions]) -> Callable[[_F], _F]: ...
 
     def tool(self, func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         """``@registry.tool`` or ``@registry.tool(...)``: :func:`toolreg.tool` registering into
