@@ -26,7 +26,6 @@ from toolreg._schemas.formats import FORMATS
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "scripts" / "demo.sh"
 README = ROOT / "README.md"
-HOST_EXAMPLE = re.compile(r"## Embedding it in a host\n\n```python\n(.*?)```", re.S)
 NUMBERS = {5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
@@ -70,29 +69,6 @@ def test_the_demo_shows_the_models_view_a_rejected_call_and_the_host_example() -
     assert re.search(r'"\$TOOLREG" show current_time', script)
     assert """call current_time '{"timezone": 5}' || true""" in script
     assert "## Embedding it in a host" in script and '"$HERE/README.md"' in script
-
-
-def test_the_readme_host_example_prints_its_result(tmp_path: Path) -> None:
-    (code,) = HOST_EXAMPLE.findall(README.read_text())
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLREG_")}
-    env.update(
-        HOME=str(tmp_path),
-        XDG_CONFIG_HOME=str(tmp_path),
-        XDG_CACHE_HOME=str(tmp_path),
-        PYTHONPATH=str(ROOT / "src"),
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert re.fullmatch(r"\d+ tool definitions for the model", lines[-2])
-    assert json.loads(lines[-1])["timezone"] == "UTC"
 
 
 def test_the_readme_and_the_docs_index_count_the_formats_right() -> None:

@@ -210,6 +210,9 @@ def test_the_readme_host_example_runs(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    names, result = json.loads(done.stdout.splitlines()[-1])
+    *printed, found = done.stdout.splitlines()
+    names, result = json.loads(found)
     assert "current_time" in names and "read_file" in names
     assert json.loads(result)["timezone"] == "UTC"
+    # What the example itself prints, as the README shows it running.
+    assert printed[-2:] == [f"{len(names)} tool definitions for the model", result]
