@@ -403,3 +403,19 @@ def test_generated_code_shows_its_lines_in_a_traceback():
         text = "".join(traceback.format_exception(exc))
     assert "raise ValueError('from generated code')" in text
     assert "<toolreg test " in text
+
+
+def test_generated_sources_kept_in_linecache_are_bounded(monkeypatch):
+    """An MCP server sending ever new schemas cannot grow linecache without end."""
+    import linecache
+
+    from toolreg._schemas import simple_schemas
+
+    monkeypatch.setattr(simple_schemas, "_SOURCES", {})
+    monkeypatch.setattr(simple_schemas, "_SOURCES_LIMIT", 5)
+    names = []
+    for n in range(20):
+        simple_schemas.compiled_maker(f"def make():\n    return {n}\n", "bound test")
+        names.append(next(reversed(simple_schemas._SOURCES)))
+    kept = [name for name in names if name in linecache.cache]
+    assert kept == names[-5:] and list(simple_schemas._SOURCES) == names[-5:]
