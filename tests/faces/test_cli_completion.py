@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -91,53 +90,8 @@ def test_an_unknown_shell_is_a_usage_error(capsys):
     assert "invalid choice" in err
 
 
-def test_without_shtab_a_default_install_completes(pack_venv):
+def test_a_default_install_completes(pack_venv):
     # The pack venv has toolreg-core[mcp], without the completion extra.
     done = pack_venv.run("completion", "bash")
     assert done.returncode == 0, done.stderr
-    assert "complete -o default -F _toolreg toolreg" in done.stdout
-
-
-@pytest.fixture
-def no_shtab(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "shtab", None)  # import shtab raises ImportError
-
-
-def test_without_shtab_the_bash_script_completes_commands_options_and_values(
-    capsys, tmp_path, no_shtab
-):
-    path = script(capsys, tmp_path, "bash")
-    assert "shtab" not in path.read_text()
-    assert shell_run("bash", "-n", str(path)).returncode == 0
-
-    def complete(*words: str) -> list[str]:
-        done = shell_run(
-            "bash",
-            "-c",
-            f'cd "{tmp_path}"; source "{path}"; COMP_WORDS=({" ".join(words)}); '
-            f"COMP_CWORD={len(words) - 1}; _toolreg; "
-            'printf "%s\\n" "${COMPREPLY[@]}"',
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout.split()
-
-    assert complete("toolreg", "se") == ["serve"]
-    assert set(COMMANDS) <= set(complete("toolreg", "''"))
-    assert "--format" in complete("toolreg", "list", "--f")
-    assert complete("toolreg", "--config", "x.toml", "list", "--js") == ["--json"]
-    assert complete("toolreg", "show", "--format", "anth") == ["anthropic"]
-    assert complete("toolreg", "completion", "f") == ["fish"]
-    assert complete("toolreg", "config", "ch") == ["check"]
-    assert complete("toolreg", "--config", "toolreg.b") == ["toolreg.bash"]
-
-
-def test_without_shtab_zsh_and_fish_get_a_script(capsys, tmp_path, no_shtab):
-    zsh = script(capsys, tmp_path, "zsh").read_text()
-    assert zsh.startswith("#compdef toolreg\n") and "bashcompinit" in zsh
-    if shutil.which("zsh") is not None:
-        assert shell_run("zsh", "-n", str(tmp_path / "toolreg.zsh")).returncode == 0
-    fish = script(capsys, tmp_path, "fish").read_text()
-    assert all(f" -a {command}" in fish for command in COMMANDS)
-    assert "-l config -rF" in fish and "-l format -xa" in fish
-    if shutil.which("fish") is not None:
-        assert shell_run("fish", "--no-execute", str(tmp_path / "toolreg.fish")).returncode == 0
+    assert "complete -o bashdefault -F _shtab_toolreg toolreg" in done.stdout

@@ -344,8 +344,8 @@ def _exit_code(exc: SystemExit) -> int:
     return EXIT_FAILURE
 
 
-# -- completion: a static script, generated from the parser by shtab (the ``completion`` extra)
-# or, without it, by ._completion; it runs nothing of toolreg when the user presses TAB.
+# -- completion: a static script, generated from the parser by shtab; it runs nothing of
+# toolreg when the user presses TAB.
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -356,13 +356,8 @@ _DIRECTORY_DESTS = frozenset({"dir"})
 
 def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Print the completion script for ``args.shell``; loads no tools."""
-    try:
-        import shtab
-    except ImportError:  # a default install: a smaller static script of our own
-        from ._completion import SCRIPTS
+    import shtab  # a core dependency, imported by this command alone
 
-        print(SCRIPTS[args.shell](parser, _FILE_DESTS | _DIRECTORY_DESTS), end="")
-        return EXIT_OK
     _mark_paths(parser, shtab.FILE, shtab.DIRECTORY)
     print(shtab.complete(parser, shell=args.shell))
     return EXIT_OK
