@@ -55,16 +55,6 @@ def _by_toolset(tools: dict[str, ToolEntry]) -> dict[str, list[ToolEntry]]:
 class AvailabilityView:
     """The registry's availability reads, over its table and its probes."""
 
-    #: The methods the registry hands out as its own.
-    READS = (
-        "availability",
-        "is_tool_available",
-        "invalidate_check_fn_cache",
-        "is_toolset_available",
-        "check_toolset_requirements",
-        "get_available_toolsets",
-    )
-
     def __init__(self, table: ToolTable, availability: Availability) -> None:
         self._table = table
         self._availability = availability
