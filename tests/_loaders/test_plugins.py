@@ -447,3 +447,45 @@ def test_a_file_another_distribution_puts_among_the_builtins_is_not_a_builtin(pa
     assert planted not in found[0] and "toolreg.builtin_tools.terminal_tool" in found[0]
     assert found[1] is False, "the planted file was never imported"
     assert "site-packages" in found[2], "the wheel's toolreg was tested"
+
+
+@pytest.mark.parametrize("globals_of", ["own", "builtin"])
+@pytest.mark.parametrize("via", ["check", "handler", "schema", "hook"])
+def test_code_a_pack_hands_over_runs_later_as_the_packs(pack_venv, via, globals_of):
+    """A callable a pack made at import from a file outside its RECORD (no exec;
+    optionally with a built-in module's globals) and handed over as a check_fn,
+    handler, schema override or hook, runs later from host code: its attempt to
+    take ``terminal`` over is judged as the pack's, which has no consent."""
+    found = pack_venv.python_json(
+        """
+        import json
+        import toolreg
+        from toolreg import discover_builtin_tools, registry
+        discover_builtin_tools()
+        item = toolreg.load_plugins()["toolreg-launder"]
+        status = [item.status, item.reason]
+        registry.get_definitions()  # probes check_fns, merges schema overrides
+        if "launder_probe" in registry.get_all_tool_names():
+            registry.dispatch("launder_probe", {})
+        registry.dispatch("current_time", {})  # every dispatch hook runs
+        answer = registry.dispatch("terminal", {"command": "echo builtin"})
+        answer = json.loads(answer) if answer.startswith("{") else {"taken over": answer}
+        refusals = [d.reason for d in registry.decisions() if d.action == "rejected"]
+        print(json.dumps([status, registry.get_owner("terminal"), answer, refusals]))
+        """,
+        TOOLREG_PLUGINS="toolreg-launder",
+        LAUNDER=f"deferred-{via}",
+        LAUNDER_GLOBALS=globals_of,
+    )
+    status, owner, answer, refusals = found
+    assert status[0] == "loaded", found
+    assert owner == "builtin", found
+    if via == "hook":  # refused, the hook raised: fail-closed, it blocks the call
+        assert "PermissionError" in answer["error"], found
+    else:
+        assert answer["stdout"].strip() == "builtin", found
+    assert any(
+        "'toolreg-launder' may not override tool 'terminal'" in reason
+        and "allow_tool_override" in reason
+        for reason in refusals
+    ), found

@@ -250,7 +250,9 @@ def agree(schema: dict[str, Any], data: Any) -> None:
     entry = ToolEntry(
         name="t", toolset="ts", schema={}, handler=lambda args: handled.append(args) or "ran"
     )
-    fast = build_fast_call(entry, compiled.checks, lambda args: handed_on.append(args) or "on")
+    fast = build_fast_call(
+        entry, entry.handler, compiled.checks, lambda args: handed_on.append(args) or "on"
+    )
     assert fast is not None
     for _ in range(12):
         value = value_for(data.draw, schema)

@@ -12,10 +12,14 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import CheckFn, ToolEntry
 from .._contract.results import clip, describe_exception
+from .callers import run_made_by
+
+if TYPE_CHECKING:
+    from .plugin_policy import PluginPolicy
 
 logger = logging.getLogger("toolreg.availability")
 
@@ -44,11 +48,16 @@ class Availability:
     """Decides whether a tool can be offered now, and why not."""
 
     def __init__(
-        self, clock: Callable[[], float], live: Callable[[], tuple[int, Iterable[ToolEntry]]]
+        self,
+        clock: Callable[[], float],
+        live: Callable[[], tuple[int, Iterable[ToolEntry]]],
+        maker_of: Callable[[str], PluginPolicy | None],
     ) -> None:
         self._clock = clock
         #: The table's generation and entries: which probes are still in use.
         self._live = live
+        #: The pack whose code a tool's check_fn is: a probe runs as that pack's code.
+        self._maker_of = maker_of
         self._pruned_at = -1
         self._lock = threading.Lock()
         self._verdicts: dict[CheckFn, tuple[bool, str, float]] = {}
@@ -143,8 +152,7 @@ class Availability:
             for fn in [fn for fn in cache if fn not in live]:
                 del cache[fn]
 
-    @staticmethod
-    def _run(fn: CheckFn, tool: str) -> tuple[bool, str, bool]:
+    def _run(self, fn: CheckFn, tool: str) -> tuple[bool, str, bool]:
         """Run a probe; it may return a bool, or (bool, reason). Also: did it raise.
 
         The reason is bounded to MAX_REASON_CHARS, the cut said at its end. An
@@ -152,7 +160,7 @@ class Availability:
         its reason; its traceback only at DEBUG, and bounded too.
         """
         try:
-            result = fn()
+            result = run_made_by(self._maker_of(tool), fn)
             if isinstance(result, tuple) and len(result) == 2:
                 ok, reason = bool(result[0]), str(result[1] or "")
             else:

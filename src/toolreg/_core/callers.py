@@ -7,12 +7,13 @@ a host action with plugin code on the stack. The rules live in :mod:`.gate`.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from types import FrameType, FunctionType
-from typing import TYPE_CHECKING, NoReturn
+from types import CoroutineType, FrameType, FunctionType
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from .._contract.entry import Handler
 from .._contract.names import MCP_PREFIX
@@ -42,6 +43,53 @@ _getframe = sys._getframe
 
 #: Returns the listener to tell of a refusal, or None once it is gone (a weak reference).
 RefusalListener = Callable[[], "Callable[[Decision], None] | None"]
+
+_T = TypeVar("_T")
+
+#: The plugins whose code toolreg is running in this context, outermost first: a
+#: handler, check_fn, schema override or hook a pack handed over, or its import.
+#: Code a pack made runs later from host context, and its file may be none of the
+#: pack's (loaded from elsewhere, or given a built-in module's globals), so the
+#: stack alone would judge it as the host: what it writes is judged as its
+#: maker's too. A context variable, so that tasks, ``call_soon`` callbacks and
+#: toolreg's worker threads started inside inherit it.
+_MAKERS: contextvars.ContextVar[tuple[PluginPolicy, ...]] = contextvars.ContextVar(
+    "toolreg_makers", default=()
+)
+
+
+def run_made_by(
+    maker: PluginPolicy | None, fn: Callable[..., _T], /, *args: Any, **kwargs: Any
+) -> _T:
+    """Call ``fn``, which ``maker``'s pack handed over: its registry writes are judged
+    as that pack's too. A coroutine it returns runs so as well, whenever awaited."""
+    if maker is None:
+        return fn(*args, **kwargs)
+    token = _MAKERS.set((*_MAKERS.get(), maker))
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        _MAKERS.reset(token)
+    if type(result) is CoroutineType:
+        return _awaited_made_by(maker, result)  # type: ignore[return-value]
+    return result
+
+
+async def _awaited_made_by(maker: PluginPolicy, coro: Any) -> Any:
+    token = _MAKERS.set((*_MAKERS.get(), maker))
+    try:
+        return await coro
+    finally:
+        _MAKERS.reset(token)
+
+
+def made_by(maker: PluginPolicy | None, fn: Callable[..., _T]) -> Callable[..., _T]:
+    """``fn`` itself for host code (no maker), else ``fn`` run by :func:`run_made_by`."""
+    if maker is None:
+        return fn
+    import functools
+
+    return functools.partial(run_made_by, maker, fn)
 
 
 class _Acting(threading.local):
@@ -119,7 +167,7 @@ class Callers:
         callers = self.policies.involved(sys._getframe(0))
         if acting is not None and acting not in callers:
             callers.append(acting)
-        return callers
+        return _with_makers(callers, _MAKERS.get())
 
     def require_host(self, what: str) -> None:
         """Raise PermissionError (and record it) when plugin code asks for a host action."""
@@ -153,7 +201,7 @@ class Callers:
 
         ``depth`` counts frames out from the code that asks: 0 is that code.
         """
-        if self.policies.bound or self._acting_now:
+        if self.policies.bound or self._acting_now or _MAKERS.get():
             return CallSite(self, depth + 1).owner(toolset, handler)
         return self.unbound_owner(toolset, handler, _getframe(depth + 1))
 
@@ -168,15 +216,25 @@ class Callers:
             return _BUILTIN, ()
         return HOST, ()
 
-    def _owner(self, label: str, policy: PluginPolicy | None) -> Owner:
-        """One Owner per (label, policy), shared by all its tools: the table keeps one per tool."""
-        key = (label, policy)
+    def _owner(self, label: str, policy: PluginPolicy | None, acted: bool = False) -> Owner:
+        """One Owner per (label, policy, acted), shared by all its tools: the table keeps
+        one per tool."""
+        key = (label, policy, acted)
         owner = self._owners.get(key)
         if owner is None:
             if len(self._owners) >= _OWNERS_LIMIT:
                 self._owners.clear()
-            owner = self._owners[key] = Owner(label, policy)
+            owner = self._owners[key] = Owner(label, policy, acted)
         return owner
+
+
+def _with_makers(
+    plugins: list[PluginPolicy], makers: tuple[PluginPolicy, ...]
+) -> list[PluginPolicy]:
+    """``plugins``, then the makers of the code running (innermost first), without repeats."""
+    if not makers:
+        return plugins
+    return plugins + [maker for maker in reversed(makers) if maker not in plugins]
 
 
 def _builtin_handler(handler: Handler) -> bool:
@@ -216,7 +274,8 @@ class CallSite:
         """
         callers = self._callers
         book = callers.policies
-        if not book.bound and not callers._acting_now:
+        makers = _MAKERS.get()
+        if not book.bound and not callers._acting_now and not makers:
             return callers.unbound_owner(toolset, handler, self.first_frame)
         if book.bound is not self._bound:
             self._bound = book.bound
@@ -224,9 +283,10 @@ class CallSite:
         plugins = self._plugins
         if self._bound:
             plugins = callers.policies.with_files(plugins, handler_origins(handler))
+        plugins = _with_makers(plugins, makers)
         acting = callers._acting.policy
         if acting is not None:
-            return callers._owner(acting.plugin_id, acting), [acting, *plugins]
+            return callers._owner(acting.plugin_id, acting, acted=True), [acting, *plugins]
         if plugins:
             return callers._owner(plugins[0].plugin_id, plugins[0]), plugins
         if toolset.startswith(MCP_PREFIX):

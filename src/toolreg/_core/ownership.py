@@ -52,6 +52,9 @@ class Owner(NamedTuple):  # not a frozen dataclass: cheaper to create at import
 
     label: str
     policy: PluginPolicy | None = None
+    #: Host code registered it on the plugin's behalf (``acting_for``): its
+    #: callables are the host's, so they run as the host's, not as the plugin's.
+    acted: bool = False
 
     @property
     def is_plugin(self) -> bool:

@@ -77,6 +77,12 @@ class ToolTable:
         owner = self._state.owned.get(name)
         return owner.label if owner is not None else None
 
+    def maker_of(self, name: str) -> PluginPolicy | None:
+        """The plugin whose code a tool's callables are: its owner's policy, unless the
+        host registered it on the plugin's behalf (``acting_for``); None if unknown."""
+        owner = self._state.owned.get(name)
+        return None if owner is None or owner.acted else owner.policy
+
     def get_options(self, name: str) -> ToolOptions | None:
         """Dispatch settings (validation, timeout) of a tool; None if unknown."""
         return self._state.options_of(name)

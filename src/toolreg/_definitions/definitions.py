@@ -10,14 +10,15 @@ import json
 import logging
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import compress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import ToolEntry
 from .._contract.frozen import FrozenDict, thaw
 from .._contract.schema_checks import check_parameters, parameters_of
 from .._core.availability import Availability
+from .._core.callers import run_made_by
 from .._core.table import ToolTable
 from .._schemas.formats import (
     FormatKey,
@@ -27,6 +28,12 @@ from .._schemas.formats import (
     get_formatter,
 )
 from .definition_layout import Built, Layout
+
+if TYPE_CHECKING:
+    from .._core.plugin_policy import PluginPolicy
+
+#: The pack whose code a tool's callables are (``ToolTable.maker_of``).
+MakerOf = Callable[[str], "PluginPolicy | None"]
 
 logger = logging.getLogger("toolreg.definitions")
 
@@ -76,11 +83,16 @@ def _static_definition(entry: ToolEntry, formatter: Formatter) -> FrozenDict:
     return formatter(entry.name, description, parameters_of(entry.schema), entry)
 
 
-def _dynamic_definition(entry: ToolEntry, formatter: Formatter, static: Built) -> dict[str, Any]:
-    """The definition with ``dynamic_schema_overrides()`` merged in, as a private copy."""
+def _dynamic_definition(
+    entry: ToolEntry, formatter: Formatter, static: Built, maker_of: MakerOf
+) -> dict[str, Any]:
+    """The definition with ``dynamic_schema_overrides()`` merged in, as a private copy.
+
+    The overrides run as the code of the pack that made them.
+    """
     overrides = None
     try:
-        overrides = entry.dynamic_schema_overrides()  # type: ignore[misc]
+        overrides = run_made_by(maker_of(entry.name), entry.dynamic_schema_overrides)  # type: ignore[arg-type]
         if overrides is not None and not isinstance(overrides, dict):
             raise TypeError(f"returned {type(overrides).__name__}, expected dict or None")
         if overrides and "parameters" in overrides:
@@ -101,7 +113,7 @@ def _dynamic_definition(entry: ToolEntry, formatter: Formatter, static: Built) -
     return thaw(formatter(entry.name, description, parameters_of(merged), entry))
 
 
-def _listed(memo: _Memo, format: FormatKey) -> list[dict[str, Any]]:
+def _listed(memo: _Memo, format: FormatKey, maker_of: MakerOf) -> list[dict[str, Any]]:
     """A fresh list of the memo's shared definitions, dynamic tools merged afresh."""
     definitions = memo.definitions.copy()
     if memo.dynamic:
@@ -109,7 +121,7 @@ def _listed(memo: _Memo, format: FormatKey) -> list[dict[str, Any]]:
         refused: list[int] = []
         for index, built in memo.dynamic:
             try:
-                definitions[index] = _dynamic_definition(built.entry, formatter, built)
+                definitions[index] = _dynamic_definition(built.entry, formatter, built, maker_of)
             except Unrepresentable as exc:  # its overrides cannot be: left out, never loose
                 logger.warning("Left out of the definitions %s: %s", _asked(format), exc)
                 refused.append(index)
@@ -222,7 +234,7 @@ class Definitions:
             built = Built(entry, _static_definition(entry, formatter))
             self._keep(format, {name: built})
         if entry.dynamic_schema_overrides is not None:
-            return _dynamic_definition(entry, formatter, built)
+            return _dynamic_definition(entry, formatter, built, self._table.maker_of)
         return built.definition
 
     def get_definitions(
@@ -242,7 +254,7 @@ class Definitions:
         key = format_key(
             format, strict=strict, inline_refs=inline_refs, optional_as_absent=optional_as_absent
         )
-        return _listed(self._memo_for(tool_names, key), key)
+        return _listed(self._memo_for(tool_names, key), key, self._table.maker_of)
 
     def get_definitions_json(
         self,
@@ -259,7 +271,7 @@ class Definitions:
         )
         memo = self._memo_for(tool_names, key)
         if memo.dynamic:
-            return json.dumps(_listed(memo, key), ensure_ascii=False)
+            return json.dumps(_listed(memo, key, self._table.maker_of), ensure_ascii=False)
         if memo.json is None:
             # Each tool's text is kept with its definition, so a change re-encodes one tool.
             memo.json = "[" + ", ".join([b.as_json() for b in memo.built]) + "]"

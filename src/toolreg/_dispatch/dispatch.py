@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import DEFAULT_OPTIONS
 from .._contract.tool_context import ProgressCallback, call_scope, stamp_call_records
-from .._core.callers import Callers
+from .._core.callers import Callers, made_by
 from .._core.table import ToolTable
 from .._schemas.validation import compile_checker
 from .call_outcomes import (
@@ -75,7 +75,8 @@ class Dispatcher:
         options = self._table.get_options(name) or DEFAULT_OPTIONS
         validates = options.validate and self._validation
         argument_check = compile_checker(entry) if validates else None
-        plan = Plan(entry, quick_checker(argument_check), validates, options.timeout)
+        handler = made_by(self._table.maker_of(name), entry.handler)
+        plan = Plan(entry, handler, quick_checker(argument_check), validates, options.timeout)
         self._plans[name] = plan
         if plan.timeout is None and not entry.is_async and not self._wrapped:
             hot = hot_path(plan, argument_check)
@@ -296,13 +297,15 @@ class Dispatcher:
             return problem
         try:
             if plan.timeout is not None:
-                result = await await_with_deadline(entry, args, kwargs, plan.timeout)
+                result = await await_with_deadline(
+                    plan.handler, entry.is_async, args, kwargs, plan.timeout
+                )
             elif entry.is_async:
-                result = await awaited(entry.handler(args, **kwargs))
+                result = await awaited(plan.handler(args, **kwargs))
             else:
                 import asyncio  # deferred: hosts that never go async never pay for it
 
-                result = await asyncio.to_thread(contained, entry.handler, args, **kwargs)
+                result = await asyncio.to_thread(contained, plan.handler, args, **kwargs)
             if type(result) is CoroutineType:
                 result = await awaited(result)
         except BaseException as exc:

@@ -79,12 +79,20 @@ class DispatchHooks(Protocol):
 class Plan:
     """What dispatch needs for one entry, worked out once: the checker, the deadline."""
 
-    __slots__ = ("entry", "check", "validates", "timeout", "fast")
+    __slots__ = ("entry", "handler", "check", "validates", "timeout", "fast")
 
     def __init__(
-        self, entry: ToolEntry, check: Checker | None, validates: bool, timeout: float | None
+        self,
+        entry: ToolEntry,
+        handler: Handler,
+        check: Checker | None,
+        validates: bool,
+        timeout: float | None,
     ) -> None:
         self.entry = entry
+        #: What a call runs: the entry's handler, run as its maker's code when a
+        #: pack made it (``_core.callers.made_by``).
+        self.handler = handler
         self.check = check
         self.validates = validates
         self.timeout = timeout
@@ -107,9 +115,9 @@ def dispatch_checked(plan: Plan, args: Any, kwargs: dict[str, Any]) -> str | dic
         return problem
     try:
         if plan.timeout is not None:
-            result = call_with_deadline(entry, args, kwargs, plan.timeout)
+            result = call_with_deadline(plan.handler, entry.is_async, args, kwargs, plan.timeout)
         else:
-            result = entry.handler(args, **kwargs)
+            result = plan.handler(args, **kwargs)
             if entry.is_async:
                 result = run_coroutine(result)
     except KeyboardInterrupt:
@@ -142,13 +150,13 @@ def hot_path(plan: Plan, argument_check: ArgumentCheck | None) -> Hot | None:
     entry = plan.entry
     limit = entry.max_result_size_chars
     if argument_check is None:  # any dict will do: the handler is called right in dispatch
-        return (None, entry.handler, limit, plan)
+        return (None, plan.handler, limit, plan)
     if argument_check.checks is None:
         return None  # only the full validator can tell
-    plan.fast = build_fast_call(entry, argument_check.checks, rejected_call(plan))
+    plan.fast = build_fast_call(entry, plan.handler, argument_check.checks, rejected_call(plan))
     if plan.fast is None:
         return None
-    return (plan.fast, entry.handler, limit, plan)
+    return (plan.fast, plan.handler, limit, plan)
 
 
 async def awaited(coro: Any) -> Any:

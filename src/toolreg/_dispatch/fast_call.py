@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .._contract.entry import ToolEntry
+from .._contract.entry import Handler, ToolEntry
 from .._schemas.simple_schemas import REJECT, SchemaChecks, compiled_maker, indented
 from .call_outcomes import failed, off_contract
 
@@ -28,10 +28,12 @@ CACHE_SIZE = 512
 
 def build_fast_call(
     entry: ToolEntry,
+    handler: Handler,
     checks: SchemaChecks | None,
     rejected: Callable[[Any], str | dict[str, Any]],
 ) -> FastCall | None:
-    """The fast call of ``entry``; None when Python cannot compile its checks.
+    """The fast call of ``entry``, calling ``handler``; None when Python cannot compile
+    its checks.
 
     ``checks`` None means any dict is accepted. ``rejected`` must never raise
     (but ``KeyboardInterrupt``): it is called inside the checks' own guard.
@@ -42,7 +44,7 @@ def build_fast_call(
     if make is None:
         return None
     finish = functools.partial(off_contract, entry)
-    return make(entry.handler, rejected, finish, failed, entry.name, limit, *values)  # type: ignore[no-any-return]
+    return make(handler, rejected, finish, failed, entry.name, limit, *values)  # type: ignore[no-any-return]
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)

@@ -10,7 +10,7 @@ import time
 from types import CoroutineType
 from typing import Any
 
-from .._contract.entry import ToolEntry
+from .._contract.entry import Handler
 from .._contract.results import INTERRUPTS
 from .async_bridge import run_coroutine
 from .workers import TOOL_POOL, DeadlineExceeded, WorkerInterrupt
@@ -18,12 +18,14 @@ from .workers import TOOL_POOL, DeadlineExceeded, WorkerInterrupt
 __all__ = ["DeadlineExceeded", "await_with_deadline", "call_with_deadline"]
 
 
-def call_with_deadline(entry: ToolEntry, args: Any, kwargs: dict[str, Any], timeout: float) -> Any:
+def call_with_deadline(
+    handler: Handler, is_async: bool, args: Any, kwargs: dict[str, Any], timeout: float
+) -> Any:
     """Run the handler; raise DeadlineExceeded if it takes longer than ``timeout``."""
     started = time.monotonic()
-    if entry.is_async:
-        return run_coroutine(entry.handler(args, **kwargs), timeout)
-    result = TOOL_POOL.run(timeout, entry.handler, args, **kwargs)
+    if is_async:
+        return run_coroutine(handler(args, **kwargs), timeout)
+    result = TOOL_POOL.run(timeout, handler, args, **kwargs)
     if type(result) is CoroutineType:
         # An ``async def`` handler registered without is_async=True: its
         # coroutine gets what is left of the deadline.
@@ -32,14 +34,14 @@ def call_with_deadline(entry: ToolEntry, args: Any, kwargs: dict[str, Any], time
 
 
 async def await_with_deadline(
-    entry: ToolEntry, args: Any, kwargs: dict[str, Any], timeout: float
+    handler: Handler, is_async: bool, args: Any, kwargs: dict[str, Any], timeout: float
 ) -> Any:
     """The async twin: sync handlers go to the tool worker pool."""
     started = time.monotonic()
-    if entry.is_async:
-        result = await _cancel_after(entry.handler(args, **kwargs), timeout, started)
+    if is_async:
+        result = await _cancel_after(handler(args, **kwargs), timeout, started)
     else:
-        result = await TOOL_POOL.arun(timeout, entry.handler, args, **kwargs)
+        result = await TOOL_POOL.arun(timeout, handler, args, **kwargs)
     if type(result) is CoroutineType:  # an ``async def`` handler without is_async
         left = max(timeout - (time.monotonic() - started), 0.0)
         result = await _cancel_after(result, left, time.monotonic())

@@ -23,9 +23,11 @@ from .._contract.results import (
     printable,
     tool_error,
 )
+from .._core.callers import run_made_by
 from .._dispatch.workers import HOOK_POOL, DeadlineExceeded
 
 if TYPE_CHECKING:
+    from .._core.plugin_policy import PluginPolicy
     from .._policy.config import PluginsConfig
 
 logger = logging.getLogger("toolreg.hooks")
@@ -38,9 +40,13 @@ class HookImpl:
     plugin_id: str
     function: Callable[..., Any]
     argnames: tuple[str, ...]
+    #: The pack's policy: the hook runs as its code (``_core.callers.run_made_by``).
+    maker: PluginPolicy | None = None
 
     def call(self, kwargs: Mapping[str, Any]) -> Any:
-        return self.function(**{name: kwargs[name] for name in self.argnames})
+        return run_made_by(
+            self.maker, self.function, **{name: kwargs[name] for name in self.argnames}
+        )
 
 
 @dataclass(frozen=True)
@@ -181,11 +187,14 @@ def _block_message(verdict: Any) -> str | None:
     return printable(verdict)
 
 
-def runner_from(pm: Any, plugins: PluginsConfig) -> HookRunner | None:
+def runner_from(
+    pm: Any, plugins: PluginsConfig, makers: Mapping[str, PluginPolicy]
+) -> HookRunner | None:
     """The dispatch hooks ``pm`` holds, in pluggy's call order, minus those withheld.
 
     The operator withholds hooks with ``plugins.entries.<id>.hooks`` and bounds them
-    with ``hook_timeout``. None when no hook is left: dispatch runs no hook layer.
+    with ``hook_timeout``. Each runs as the code of its pack's policy in ``makers``.
+    None when no hook is left: dispatch runs no hook layer.
     """
     from ..hookspecs import DISPATCH_HOOKS
 
@@ -193,7 +202,7 @@ def runner_from(pm: Any, plugins: PluginsConfig) -> HookRunner | None:
     names = {id(plugin): name.rpartition("#")[0] or name for name, plugin in pm.list_name_plugin()}
     impls = [
         [
-            HookImpl(owner, impl.function, tuple(impl.argnames))
+            HookImpl(owner, impl.function, tuple(impl.argnames), makers.get(owner))
             # pluggy calls the last registered first; keep its order.
             for impl in reversed(getattr(pm.hook, hook).get_hookimpls())
             for owner in [names.get(id(impl.plugin), "?")]

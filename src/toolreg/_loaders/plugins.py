@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from .._core.callers import run_made_by
 from .._discovery.entrypoints import find_packs
 from .._policy.config import Config
 from .._policy.unknown_names import (
@@ -30,6 +31,7 @@ from .report import PluginOutcome, PluginReport, failed, summarise, warned
 
 if TYPE_CHECKING:
     from .._core.decisions import Decision
+    from .._core.plugin_policy import PluginPolicy
     from .._discovery.dist_info import InstalledSources
     from .._discovery.entrypoints import PackRecord
     from .._discovery.local_plugins import LocalPlugin
@@ -278,6 +280,9 @@ class PluginHost:
         since = self.registry.last_decision_seq
         objects: list[Any] = []
         bindings: list[tuple[str, Any, Any]] = []
+        # The pack's import and setup hooks run as its code, whatever files it
+        # runs them from: tasks and callbacks they schedule inherit that.
+        maker: PluginPolicy | None = None
         try:
             for namespace in namespaces:
                 # The pack is the files its RECORD lists; an editable install's
@@ -289,7 +294,7 @@ class PluginHost:
                 else:
                     files, paths = (sources.files if sources else ()), None
                 bindings.append((namespace, files, paths))
-                self.registry.register_plugin_override_policy(
+                policy = self.registry.register_plugin_override_policy(
                     namespace,
                     settings.allow_tool_override,
                     plugin_id=plugin_id,
@@ -297,6 +302,7 @@ class PluginHost:
                     tool_patterns=settings.tools,
                     files=files,
                 )
+                maker = maker or policy
             # A module already imported (by the host, or into another registry)
             # would not run its registrations again: always import it afresh.
             purge_modules(namespaces)
@@ -305,7 +311,7 @@ class PluginHost:
             recover = functools.partial(self._failed, outcome, namespaces, objects, bindings)
             with imports.registry_swapped(self.registry):
                 for index, target in enumerate(targets):
-                    obj = imports.load(load, target, recover)
+                    obj = imports.load(functools.partial(run_made_by, maker, load), target, recover)
                     if self.pm.is_registered(obj):
                         continue  # two entry points naming one module
                     self.pm.register(obj, name=f"{plugin_id}#{index}")
@@ -313,7 +319,13 @@ class PluginHost:
                 check_hook_names(self.pm, objects)
                 if has_setup_hooks(self.pm, objects):  # on the caller's thread, as documented
                     imports.on_caller(
-                        run_setup_hooks, self.pm, objects, self.registry, settings.settings
+                        run_made_by,
+                        maker,
+                        run_setup_hooks,
+                        self.pm,
+                        objects,
+                        self.registry,
+                        settings.settings,
                     )
         except (Exception, SystemExit) as exc:  # a pack calling exit() must not end the host
             self._failed(outcome, namespaces, objects, bindings, exc)
@@ -414,8 +426,23 @@ class PluginHost:
             return
         from .hook_runner import runner_from
 
-        self.hooks = runner_from(self.pm, self.config.plugins)
+        makers = {
+            plugin_id: policy
+            for plugin_id, active in self.active.items()
+            for policy in [self._maker(active)]
+            if policy is not None
+        }
+        self.hooks = runner_from(self.pm, self.config.plugins, makers)
         self.registry.set_dispatch_hooks(self.hooks)
+
+    def _maker(self, active: _Active) -> PluginPolicy | None:
+        """The policy a loaded pack's code runs under; None for an isolated pack (its
+        hooks here are toolreg's, forwarding to its process)."""
+        for namespace in active.namespaces:
+            policy = self.registry.get_plugin_policy(namespace)
+            if policy is not None:
+                return policy
+        return None
 
     def _dispatch_hooked(self) -> bool:
         """Whether a plugin implements a dispatch hook; if not, the runner is not imported."""

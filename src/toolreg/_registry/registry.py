@@ -63,7 +63,7 @@ class ToolRegistry:
         self._callers = Callers(lock, log, lambda: self._table.generation)
         self._table = ToolTable(self._callers, lock, log)
         self._log = log
-        self._availability = Availability(clock, self._table.live_entries)
+        self._availability = Availability(clock, self._table.live_entries, self._table.maker_of)
         self._view = AvailabilityView(self._table, self._availability)
         self._definitions = Definitions(self._table, self._availability)
         # Made by the first dispatch (or dispatch setting) and never replaced.
