@@ -394,6 +394,20 @@ def test_disabled_through_a_config_alias_stays_off_after_a_restart(pack_venv, tm
 
 
 SNOOP = "toolreg-snoop"
+DUMPABLE = """
+import ctypes
+out['dumpable'] = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="non-dumpable is Linux's")
+def test_only_a_host_that_isolates_a_pack_becomes_non_dumpable(pack_venv, tmp_path):
+    in_process = run_host(pack_venv, write_config(tmp_path, ""), DUMPABLE, SNOOP)
+    assert in_process["report"][SNOOP]["isolation"] == "none"
+    assert in_process["dumpable"] == 1, "a host that isolates nothing keeps its core dumps"
+    isolating = run_host(pack_venv, write_config(tmp_path, isolated(SNOOP)), DUMPABLE, SNOOP)
+    assert isolating["report"][SNOOP]["status"] == "loaded"
+    assert isolating["dumpable"] == 0
 
 
 def as_a_regular_user() -> list[str]:
