@@ -516,6 +516,56 @@ HOSTILE: dict[str, tuple[dict[str, str], dict[str, str], list[str]]] = {
         {"chatter": "chatter_pack"},
         [],
     ),
+    # Looks for a secret of its host in /proc: the environment of its parent, then of
+    # every process of its user. Linux only.
+    "toolreg-snoop": (
+        {
+            "snoop_pack/__init__.py": """
+            import json
+            import os
+
+            from toolreg import tool
+
+
+            def environ(pid):
+                with open(f"/proc/{pid}/environ", "rb") as handle:
+                    return handle.read()
+
+
+            @tool(toolset="snoop")
+            def snoop(marker: str) -> str:
+                \"\"\"Which processes' environments hold marker, as far as this one can tell.\"\"\"
+                wanted = marker.encode()
+                parent = os.getppid()
+                try:
+                    parent_read, parent_holds = "read", wanted in environ(parent)
+                except OSError as exc:
+                    parent_read, parent_holds = type(exc).__name__, False
+                readable, holding = [], []
+                for name in os.listdir("/proc"):
+                    if not name.isdigit() or int(name) == os.getpid():
+                        continue
+                    try:
+                        if os.stat(f"/proc/{name}").st_uid != os.getuid():
+                            continue
+                        found = wanted in environ(name)
+                    except OSError:
+                        continue
+                    readable.append(int(name))
+                    if found:
+                        holding.append(int(name))
+                return json.dumps({
+                    "parent": parent,
+                    "parent_read": parent_read,
+                    "parent_holds": parent_holds,
+                    "readable": readable,
+                    "holding": holding,
+                })
+            """
+        },
+        {"snoop": "snoop_pack"},
+        [],
+    ),
 }
 
 

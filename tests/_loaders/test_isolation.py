@@ -11,6 +11,10 @@ nothing in the host.
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -387,3 +391,63 @@ def test_disabled_through_a_config_alias_stays_off_after_a_restart(pack_venv, tm
     out = run_host(pack_venv, config, RESTART, SQLITE)
     assert out["before"] == []
     assert out["restarted"] and out["after"] == [], "off by its alias, also after a restart"
+
+
+SNOOP = "toolreg-snoop"
+DUMPABLE = """
+import ctypes
+out['dumpable'] = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="non-dumpable is Linux's")
+def test_only_a_host_that_isolates_a_pack_becomes_non_dumpable(pack_venv, tmp_path):
+    in_process = run_host(pack_venv, write_config(tmp_path, ""), DUMPABLE, SNOOP)
+    assert in_process["report"][SNOOP]["isolation"] == "none"
+    assert in_process["dumpable"] == 1, "a host that isolates nothing keeps its core dumps"
+    isolating = run_host(pack_venv, write_config(tmp_path, isolated(SNOOP)), DUMPABLE, SNOOP)
+    assert isolating["report"][SNOOP]["status"] == "loaded"
+    assert isolating["dumpable"] == 0
+
+
+def as_a_regular_user() -> list[str]:
+    """What to put before a command so that it runs as a user without root's reach.
+
+    root reads every process's environment and memory (CAP_SYS_PTRACE), dumpable
+    or not: the host's defence is for a regular user's packs. Run as root (in a
+    container, say), the host runs as ``nobody``, allowed to read (not write)
+    root's files so that it finds the pack venv; the pack's process inherits
+    that, which only makes it a stronger snoop.
+    """
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("run as root, and without setpriv to run the host as a regular user")
+    return [
+        setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+        "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search",
+    ]  # fmt: skip
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="non-dumpable is Linux's")
+def test_an_isolated_pack_cannot_read_the_hosts_environment(pack_venv, tmp_path):
+    token = secrets.token_urlsafe(24)
+    config = write_config(tmp_path, isolated(SNOOP))
+    done = subprocess.run(
+        [*as_a_regular_user(), str(pack_venv.toolreg), "call", "--config", str(config),
+         "snoop", "-"],
+        input=json.dumps({"marker": token}),
+        capture_output=True,
+        text=True,
+        env=pack_venv.env(TOOLREG_PLUGINS=SNOOP, TOOLREG_SERVE_TOKEN=token),
+        cwd=pack_venv.root,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["parent_read"] == "PermissionError", found
+    assert not found["parent_holds"]
+    assert found["parent"] not in found["readable"], "the host is out of the walk's reach"
+    assert found["holding"] == [], "no process the pack can read holds the token"
+    assert token not in done.stdout

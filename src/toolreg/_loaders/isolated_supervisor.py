@@ -22,7 +22,7 @@ from .._discovery.local_plugins import LocalPlugin
 from .._mcp.link import ReconnectPolicy
 from .._policy.config import Config, McpServerConfig
 from .._registry.registry import ToolRegistry
-from .isolated_environment import child_environment, workspace
+from .isolated_environment import child_environment, hide_host_from_children, workspace
 from .isolated_link import IsolatedLink
 from .isolated_wire import CHILD_MODULE, SPEC_ENV, PackSpec
 
@@ -71,6 +71,7 @@ class IsolatedPacks:
 
     def start(self, plugin_id: str, source: PackRecord | LocalPlugin, config: Config) -> Started:
         """Start the pack's process and register what it lists; wait until it has."""
+        hide_host_from_children()
         loop, thread = self._event_loop()
         settings = config.plugins.entry(plugin_id)
         env = child_environment(settings.env)
