@@ -28,6 +28,8 @@ hooks = ["post_tool_call"]
 settings = { block = ["http_request"] }
 [dispatch]
 validate = false
+[tracing]
+enabled = true
 [toolsets]
 disabled = ["web"]
 [mcp.servers.docs]
@@ -95,6 +97,7 @@ def test_json_shows_the_effective_settings(pack_venv, tmp_path):
     assert packs["toolreg-exit"]["status"] == "disabled"  # known, though not loaded
     assert report["dispatch"] == {"validate": False}
     assert report["toolsets"] == {"enabled": None, "disabled": ["web"], "aliases": {}}
+    assert report["tracing"] == {"enabled": True}
     docs, remote = report["mcp_servers"]
     assert docs["argv"] == ["python3", "-m", "docs_server", "--root", "/srv/my docs"]
     assert docs["executable"] and docs["executable"].endswith("python3")

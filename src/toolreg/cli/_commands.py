@@ -326,6 +326,7 @@ def cmd_call(args: argparse.Namespace) -> int:
     """Dispatch one tool call; exit 1 when the tool answers with a tool_error."""
     tool_args = parse_call_args(args.args)
     _require_tool(args.name)
+    traced = _start_tracing()
     # A handler that prints (or a child process it starts) would mix its
     # chatter into the result on stdout.
     from ._progress import progress_bar
@@ -337,8 +338,21 @@ def cmd_call(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+        if traced:
+            from ._tracing import flush_tracing
+
+            flush_tracing()
     print(result if isinstance(result, str) else _render.to_json(result))
     return EXIT_FAILURE if is_tool_error(result) else EXIT_OK
+
+
+def _start_tracing() -> bool:
+    """Trace tool calls if the config or ``OTEL_*`` asks (``_tracing``); whether it is on."""
+    if state.config is None:
+        return False
+    from ._tracing import start_tracing  # imports OpenTelemetry only when asked to
+
+    return start_tracing(state.config)
 
 
 def parse_call_args(argv: list[str]) -> dict[str, Any]:

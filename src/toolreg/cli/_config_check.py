@@ -125,6 +125,7 @@ def effective_settings(config: Config, report: PluginReport, errors: list[str]) 
             "disabled": list(config.toolsets.disabled),
             "aliases": dict(config.toolsets.aliases),
         },
+        "tracing": {"enabled": config.tracing.enabled},
         "mcp_servers": [_mcp_server(server) for server in config.mcp.servers.values()],
     }
 
@@ -209,6 +210,8 @@ def config_summary(config: Config, report: PluginReport | None = None) -> list[s
     if config.toolsets.aliases:
         aliases = ", ".join(f"{a}={t}" for a, t in sorted(config.toolsets.aliases.items()))
         lines.append(f"toolsets.aliases: {aliases}")
+    if config.tracing.enabled is not None:
+        lines.append(f"tracing.enabled: {str(config.tracing.enabled).lower()}")
     for outcome in report or ():
         if outcome.hooks_withheld:
             withheld = ", ".join(h.removeprefix("toolreg_") for h in outcome.hooks_withheld)
