@@ -257,7 +257,11 @@ def test_without_the_sdk_tracing_asked_for_is_one_warning_and_the_command_runs(p
     done = pack_venv.run("call", "current_time", OTEL_TRACES_EXPORTER="console", TOOLREG_PLUGINS="")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
-    assert done.stderr.splitlines() == [
+    # Other warnings may come from the shared venv's hostile wheels (a file planted
+    # among the built-ins is counted on every command); tracing's is one line.
+    tracing = [line for line in done.stderr.splitlines() if "OpenTelemetry" in line]
+    assert tracing == [
         "toolreg: warning: OTEL_TRACES_EXPORTER asks for traces, but OpenTelemetry's SDK "
         "is not installed: pip install 'toolreg-core[otel]'; running without traces"
     ]
+    assert "Traceback" not in done.stderr
