@@ -171,9 +171,9 @@ def test_relative_paths_resolve_against_the_config_folder_not_the_cwd(tmp_path, 
 ENTRY, X = "[plugins.entries.x]\n", "plugins.entries.x"
 ERRORS = [
     ("colour = 1", "colour", "expected one of: dispatch, mcp, plugins, toolsets, tracing"),
-    ("[tracing]\nenable = true", "tracing.enable", "unknown key; expected one of: enabled"),
+    ("[tracing]\nenable = true", "tracing.enable", "key; did you mean 'enabled'?; expected"),
     ('[tracing]\nenabled = "yes"', "tracing.enabled", "expected true or false, got a string"),
-    ("[plugins]\nenable = []", "plugins.enable", "unknown key; expected one of: disabled,"),
+    ("[plugins]\nenable = []", "plugins.enable", "did you mean 'enabled'?; expected one of: disab"),
     (ENTRY + "allow = true", "plugins.entries.x.allow", "expected one of: allow_tool_override,"),
     ("[toolsets]\nalias = {}", "toolsets.alias", "expected one of: aliases, disabled, enabled"),
     ("plugins = 1", "plugins", "expected a table, got an integer"),
