@@ -29,13 +29,34 @@ class ClientGone(Exception):
     """The client of a call disconnected before the call could start."""
 
 
+class Departure:
+    """Whether a request's client went away; cancels the scopes of its calls when it does.
+
+    A set of scopes rather than an event a task waits on: a watcher task per
+    call would be cancelled after every call, and a cancelled task leaves a
+    reference cycle (its CancelledError's traceback holds its frames) for the
+    garbage collector.
+    """
+
+    __slots__ = ("gone", "scopes")
+
+    def __init__(self) -> None:
+        self.gone = False
+        self.scopes: set[anyio.CancelScope] = set()
+
+    def set(self) -> None:
+        self.gone = True
+        for scope in self.scopes:
+            scope.cancel()
+
+
 class DisconnectWatch:
-    """ASGI middleware: an event in each request's scope, set when its client disconnects.
+    """ASGI middleware: a ``Departure`` in each request's scope, set when its client disconnects.
 
     The SDK's handshake-era HTTP transport keeps a session's calls going after
     the POST that carried one is gone. A client that cannot resume the stream
-    will never read their answers, so ``CallLimits.run`` cancels them on this
-    event; one that can resume is not given this event (see ``event_store``).
+    will never read their answers, so ``CallLimits.run`` cancels them then;
+    one that can resume is not given the ``Departure`` (see ``event_store``).
     """
 
     def __init__(self, app: Any) -> None:
@@ -45,13 +66,13 @@ class DisconnectWatch:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        gone = scope[GONE] = anyio.Event()
+        departure = scope[GONE] = Departure()
 
         async def watched() -> Any:
             message = await receive()
-            if message["type"] == "http.disconnect" and not gone.is_set():
+            if message["type"] == "http.disconnect" and not departure.gone:
                 logger.debug("the client of a %s request dropped its connection", scope["method"])
-                gone.set()
+                departure.set()
             return message
 
         await self.app(scope, watched, send)
@@ -64,8 +85,8 @@ def session_key(request: Any) -> str | None:
     return request.headers.get(_SESSION_HEADER)
 
 
-def gone_event(request: Any) -> anyio.Event | None:
-    """The event ``DisconnectWatch`` sets when this request's client goes away."""
+def departure_of(request: Any) -> Departure | None:
+    """What ``DisconnectWatch`` sets when this request's client goes away."""
     return getattr(request, "scope", {}).get(GONE)
 
 
@@ -110,7 +131,7 @@ class CallLimits:
         self,
         what: str,
         session: str | None,
-        gone: anyio.Event | None,
+        gone: Departure | None,
         fn: Callable[..., T],
         *args: Any,
     ) -> T:
@@ -122,17 +143,14 @@ class CallLimits:
         """
         if gone is None:
             return await self._run(what, session, fn, args)
+        if gone.gone:
+            raise ClientGone
         with anyio.CancelScope() as scope:
-            async with anyio.create_task_group() as watch:
-
-                async def cancel_when_gone() -> None:
-                    await gone.wait()
-                    scope.cancel()
-
-                watch.start_soon(cancel_when_gone)
-                result = await self._run(what, session, fn, args)
-                watch.cancel_scope.cancel()
-            return result
+            gone.scopes.add(scope)
+            try:
+                return await self._run(what, session, fn, args)
+            finally:
+                gone.scopes.discard(scope)
         raise ClientGone  # the scope was cancelled: the client went away
 
     async def _run(
