@@ -367,7 +367,6 @@ class ToolServer:
                 await self.reload()
 
     async def _background(self, tg: anyio.abc.TaskGroup) -> None:
-        self.calls.keepers = tg
         tg.start_soon(self.watch)
         if self.reload_fn is not None and hasattr(signal, "SIGHUP"):
             tg.start_soon(self._reload_on_sighup)

@@ -6,7 +6,10 @@ per session; a call whose client went away is cancelled if it has not started.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -91,15 +94,24 @@ def departure_of(request: Any) -> Departure | None:
 
 
 class _Call:
-    """One call: its session and that session's slots, and whether it started or was given up."""
+    """One call: its session and slots, and who gives the slots back.
 
-    __slots__ = ("session", "slots", "started", "abandoned")
+    The request's task gives them back, unless it is cancelled while the
+    call's thread runs (``orphaned``): the thread then hands them back when
+    it returns, so a call holds its slots exactly as long as it runs, with no
+    task per call to wait for the thread. ``lock`` orders the two.
+    """
+
+    __slots__ = ("session", "slots", "lock", "started", "finished", "abandoned", "orphaned")
 
     def __init__(self, session: str | None, slots: anyio.CapacityLimiter | None) -> None:
         self.session = session
         self.slots = slots
+        self.lock = threading.Lock()
         self.started = False
+        self.finished = False
         self.abandoned = False
+        self.orphaned = False
 
 
 class CallLimits:
@@ -116,8 +128,6 @@ class CallLimits:
         self._threads: anyio.CapacityLimiter | None = None
         #: Only sessions with calls running or waiting have an entry.
         self._sessions: dict[str, anyio.CapacityLimiter] = {}
-        #: The server's task group: a call's thread is awaited there, not by the request.
-        self.keepers: anyio.abc.TaskGroup | None = None
 
     def _limiters(self) -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
         if self._pool is None or self._threads is None:  # made on the event loop
@@ -158,46 +168,42 @@ class CallLimits:
     ) -> T:
         pool, threads = self._limiters()
         call = _Call(session, self._session_slots(session))
-        outcome: list[tuple[bool, Any]] = []
-        done = anyio.Event()
+        loop = asyncio.get_running_loop()
 
         def work() -> Any:
-            if call.abandoned:  # its client gave up between admission and this thread
-                raise ClientGone
-            call.started = True
-            return fn(*args)
-
-        async def keep() -> None:
-            # Holds the slots until the thread returns, even once the caller gave up.
+            with call.lock:
+                if call.abandoned:  # its client gave up between admission and this thread
+                    raise ClientGone
+                call.started = True
             try:
-                result = await anyio.to_thread.run_sync(
-                    work, abandon_on_cancel=True, limiter=threads
-                )
-                outcome.append((True, result))
-            except Exception as exc:
-                outcome.append((False, exc))
+                return fn(*args)
             finally:
-                self._release(call, pool)
-                done.set()
+                with call.lock:
+                    call.finished = True
+                    orphaned = call.orphaned
+                if orphaned:
+                    with contextlib.suppress(RuntimeError):  # the loop has closed
+                        loop.call_soon_threadsafe(self._release, call, pool)
 
         try:
             await self._admit(call, pool)
-            if self.keepers is not None:
-                self.keepers.start_soon(keep)
-                await done.wait()
-            else:  # outside serve_*: the caller holds the slots itself
-                await keep()
         except BaseException:
-            if not call.started:
-                call.abandoned = True
-                logger.info("%s was cancelled before it started: its client went away", what)
+            logger.info("%s was cancelled before it started: its client went away", what)
             raise
-        if not outcome:  # the server is stopping
-            raise ClientGone
-        ok, value = outcome[0]
-        if not ok:
-            raise value
-        return value
+        try:
+            result = await anyio.to_thread.run_sync(work, abandon_on_cancel=True, limiter=threads)
+        except BaseException:
+            with call.lock:
+                running = call.started and not call.finished
+                call.orphaned = running
+                call.abandoned = not call.started
+            if call.abandoned:
+                logger.info("%s was cancelled before it started: its client went away", what)
+            if not running:
+                self._release(call, pool)
+            raise
+        self._release(call, pool)
+        return result
 
     async def _admit(self, call: _Call, pool: anyio.CapacityLimiter) -> None:
         """A slot of the session, then one of the pool; each queue is first come, first served."""
@@ -220,9 +226,11 @@ class CallLimits:
     def _release(self, call: _Call, pool: anyio.CapacityLimiter) -> None:
         """Give back what ``call`` holds (on the event loop); forget an idle session."""
         for slots in (pool, call.slots):
-            if slots is not None and call in slots.statistics().borrowers:
-                slots.release_on_behalf_of(call)
-        if call.slots is not None and call.session is not None:
-            stats = call.slots.statistics()
-            if not stats.borrowed_tokens and not stats.tasks_waiting:
-                self._sessions.pop(call.session, None)  # an idle session keeps nothing here
+            if slots is not None:
+                with contextlib.suppress(RuntimeError):  # not held: admission stopped short
+                    slots.release_on_behalf_of(call)
+        slots = call.slots
+        if slots is None or call.session is None or slots.borrowed_tokens:
+            return
+        if not slots.statistics().tasks_waiting:
+            self._sessions.pop(call.session, None)  # an idle session keeps nothing here
