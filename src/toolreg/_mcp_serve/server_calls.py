@@ -208,9 +208,15 @@ class CallLimits:
     async def _admit(self, call: _Call, pool: anyio.CapacityLimiter) -> None:
         """A slot of the session, then one of the pool; each queue is first come, first served."""
         try:
-            if call.slots is not None:
-                await call.slots.acquire_on_behalf_of(call)
-            await pool.acquire_on_behalf_of(call)
+            for limiter in (call.slots, pool):
+                if limiter is None:
+                    continue
+                # A free slot is taken at once: an await would cost a turn of the loop.
+                # The nowait form never passes a waiting call, so the queue stays fair.
+                try:
+                    limiter.acquire_on_behalf_of_nowait(call)
+                except anyio.WouldBlock:
+                    await limiter.acquire_on_behalf_of(call)
         except BaseException:
             self._release(call, pool)
             raise
