@@ -169,7 +169,7 @@ class CallLimits:
         call = _Call(session, self._session_slots(session))
         loop = asyncio.get_running_loop()
 
-        def work() -> Any:
+        def work() -> T:
             with call.lock:
                 if call.abandoned:  # its client gave up between admission and this thread
                     raise ClientGone
