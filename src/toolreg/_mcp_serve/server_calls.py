@@ -48,7 +48,7 @@ class Departure:
 
     def set(self) -> None:
         self.gone = True
-        for scope in self.scopes:
+        for scope in list(self.scopes):  # a cancelled call leaves the set as it ends
             scope.cancel()
 
 
