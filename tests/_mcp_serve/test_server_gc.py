@@ -32,10 +32,10 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 from toolreg import ToolRegistry  # noqa: E402
 from toolreg.serve import ToolServer, bind  # noqa: E402
 
-#: Calls counted: 1,000 over stateful HTTP, the load the regression was seen under
-#: (a full collection about every thousand calls); fewer elsewhere, where the
-#: per-call figure is as steady at 200.
-CALLS = {"http": 1000}
+#: Calls counted: 1,000 over stateful HTTP with a current client, the load the
+#: cycles were found under (a full collection about every thousand calls); 200
+#: elsewhere, where the per-call figure is as steady.
+CALLS = {("http", "auto"): 1000}
 DEFAULT_CALLS = 200
 WARMUP = 20
 OK_SCHEMA = {"name": "ok", "description": "Return ok.", "parameters": {"type": "object"}}
@@ -137,9 +137,15 @@ TRANSPORTS: dict[str, Any] = {
 @pytest.mark.parametrize("transport", list(TRANSPORTS))
 def test_a_call_leaves_no_more_cycles_than_on_a_bare_sdk_server(transport: str, mode: str) -> None:
     connect = TRANSPORTS[transport]
-    calls = CALLS.get(transport, DEFAULT_CALLS)
-    bare = garbage_per_call(connect, "bare", mode, calls)
-    ours = garbage_per_call(connect, "toolreg", mode, calls)
+    calls = CALLS.get((transport, mode), DEFAULT_CALLS)
+    # A 2025-11-25 session's streams also make garbage by the clock (keep-alives),
+    # so a slower moment adds some per call to either server: the quietest of
+    # interleaved rounds is compared.
+    rounds = 3 if mode == "legacy" and transport != "in-memory" else 1
+    bare = ours = float("inf")
+    for _ in range(rounds):
+        bare = min(bare, garbage_per_call(connect, "bare", mode, calls))
+        ours = min(ours, garbage_per_call(connect, "toolreg", mode, calls))
     print(f"\n{transport}, {mode}: toolreg {ours:.1f} vs bare {bare:.1f} objects per call")
     # The SDK's own cycles vary a little with timing (timers, pings) on both sides;
     # one cycle of toolreg's per call would add dozens of objects.
