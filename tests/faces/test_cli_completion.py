@@ -51,7 +51,8 @@ def test_bash_script_parses_and_completes_commands_and_options(capsys, tmp_path)
         assert done.returncode == 0, done.stderr
         return done.stdout.split()
 
-    assert complete("toolreg", "se") == ["serve"]
+    assert complete("toolreg", "se") == ["search", "serve"]
+    assert complete("toolreg", "ser") == ["serve"]
     assert "--format" in complete("toolreg", "list", "--f")
     assert complete("toolreg", "completion", "f") == ["fish"]
 
