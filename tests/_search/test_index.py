@@ -8,7 +8,7 @@ import pytest
 
 from toolreg import ToolEntry, ToolOptions
 from toolreg._contract.entry import DEFAULT_OPTIONS
-from toolreg._search.index import DEFAULT_MIN_SCORE, MAX_QUERY_TERMS, SearchIndex
+from toolreg._search.index import MAX_QUERY_TERMS, SearchIndex
 
 CATALOG = {
     "getWeather": ("Current weather conditions for a city.", {"city": "City name"}),
@@ -59,7 +59,7 @@ def index(table: Table) -> SearchIndex:
 
 
 def names(index: SearchIndex, query: str, **options: Any) -> list[str]:
-    options = {"limit": 5, "min_score": DEFAULT_MIN_SCORE, "toolsets": None, "available": None}
+    options = {"limit": 5, "min_score": None, "toolsets": None, "available": None}
     return [hit.name for hit in index.search(query, **options)]
 
 
@@ -154,7 +154,8 @@ def test_limit_and_scores(index):
     )
     assert len(hits) == 1
     assert hits[0].toolset == "t" and hits[0].score > 0
-    ranked = index.rank("file workspace folder", 0.0, None)
+    ranked, bar = index.rank("file workspace folder", 0.0, None)
+    assert bar == 0.0
     assert [score for score, _, _ in ranked] == sorted((s for s, _, _ in ranked), reverse=True)
 
 
@@ -196,3 +197,24 @@ def test_a_huge_tool_indexes_a_bounded_number_of_terms():
     names(index, "anything")
     assert len(description) > 5_000_000
     assert index.term_count < 500
+
+
+def test_the_best_hit_must_reach_the_bar_and_runners_up_half_of_it(index):
+    ranked, _ = index.rank("text file in the workspace folder", 0.0, None)
+    scores = {name: score for score, name, _ in ranked}
+    best = max(scores.values())
+    options = {"limit": 10, "toolsets": None, "available": None}
+    assert index.search("text file in the workspace folder", min_score=best + 0.01, **options) == []
+    bar = best - 0.001
+    hits = index.search("text file in the workspace folder", min_score=bar, **options)
+    assert [h.name for h in hits] == [
+        n for n, s in sorted(scores.items(), key=lambda kv: -kv[1]) if s >= bar / 2
+    ]
+    assert len(hits) > 1  # runners-up come along once the best answers
+
+
+def test_a_one_word_query_has_a_lower_default_bar(index):
+    ranked, bar = index.rank("recipient", None, None)
+    assert bar == 0.5 and ranked  # one known word: half a point, not the default 0.7
+    _, bar = index.rank("recipient message email address subject", None, None)
+    assert bar == 0.7

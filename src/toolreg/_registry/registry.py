@@ -591,16 +591,15 @@ class ToolRegistry:
     ) -> list[SearchHit]:
         """The tools that best answer ``query`` (keywords or a whole question), best first.
 
-        At most ``limit`` hits, each scoring at least ``min_score`` (None: the
-        default of docs/search.md), so an empty list means no tool fits. Only
+        At most ``limit`` hits. None when the best scores below ``min_score``
+        (None: docs/search.md's default), so an empty list means no tool fits;
+        otherwise the runners-up down to half of it come too. Only
         tools available now, unless ``include_unavailable``; only the
         ``toolsets`` given (aliases resolved), when given. Tools registered with
         ``searchable=False`` are never found. The first search builds the
         index; later writes update it name by name. ValueError for a
         ``limit`` below 1.
         """
-        from .._search.index import DEFAULT_MIN_SCORE
-
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"search: limit must be a whole number of at least 1, got {limit!r}")
         if not isinstance(query, str):
@@ -611,7 +610,7 @@ class ToolRegistry:
         return self._search.get().search(
             query,
             limit=limit,
-            min_score=DEFAULT_MIN_SCORE if min_score is None else min_score,
+            min_score=min_score,
             toolsets=wanted,
             available=None if include_unavailable else self.is_tool_available,
         )

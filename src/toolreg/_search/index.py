@@ -43,8 +43,12 @@ class Weights(NamedTuple):
 
 
 DEFAULT_WEIGHTS = Weights()
-#: A hit scoring below this is no answer (docs/search.md: the benchmark's curve).
-DEFAULT_MIN_SCORE = 0.6
+#: A search whose best hit scores below this finds nothing (docs/search.md: the curve).
+DEFAULT_MIN_SCORE = 0.7
+#: Once the best hit reaches the threshold, hits down to this share of it come too.
+RUNNER_UP_SHARE = 0.5
+#: The default threshold per word the index knows, when that is lower: a one-word query's.
+SHORT_QUERY_BAR = 0.5
 #: Below this many tools, idf is computed as if there were this many (see ``_score``).
 SMALL_CATALOG = 1_000
 #: Added to a tool whose exact name the query holds: naming a tool finds it first.
@@ -67,8 +71,10 @@ class _Doc(NamedTuple):
 class SearchIndex:
     """Ranked search over a table's tools; ``forget`` marks names, ``search`` catches up."""
 
-    def __init__(self, lookup: Lookup, weights: Weights = DEFAULT_WEIGHTS) -> None:
+    def __init__(self, lookup: Lookup, weights: Weights | None = None) -> None:
         self._lookup = lookup
+        # Read when made, so benchmarks/bench_search.py --sweep can try others.
+        weights = DEFAULT_WEIGHTS if weights is None else weights
         self._weights = weights
         self._field_weights = (weights.name, weights.description, weights.params, weights.toolset)
         self._docs: dict[str, _Doc] = {}
@@ -177,27 +183,35 @@ class SearchIndex:
     # -- searching --------------------------------------------------------------
 
     def rank(
-        self, query: str, min_score: float, toolsets: frozenset[str] | None
-    ) -> list[tuple[float, str, str]]:
-        """``(score, name, toolset)`` of every tool scoring ``min_score`` or more, best first."""
+        self, query: str, min_score: float | None, toolsets: frozenset[str] | None
+    ) -> tuple[list[tuple[float, str, str]], float]:
+        """``(score, name, toolset)`` of every tool scoring at least half the bar, best first,
+        and the bar: ``min_score``, or by default a short query's (see ``search``)."""
         query = query[:MAX_QUERY_CHARS]
         with self._lock:
             self._catch_up()
-            scores = self._score(query)
+            scores, known = self._score(query)
+            if min_score is None:
+                bar = min(DEFAULT_MIN_SCORE, SHORT_QUERY_BAR * known)
+            else:
+                bar = min_score
+            floor = bar * RUNNER_UP_SHARE
             docs = self._docs
             found = [
                 (score, name, docs[name].toolset)
                 for name, score in scores.items()
-                if score >= min_score and (toolsets is None or docs[name].toolset in toolsets)
+                if score >= floor and (toolsets is None or docs[name].toolset in toolsets)
             ]
         found.sort(key=lambda hit: (-hit[0], hit[1]))
-        return found
+        return found, bar
 
-    def _score(self, query: str) -> dict[str, float]:
+    def _score(self, query: str) -> tuple[dict[str, float], int]:
+        """Each matching tool's score, and how many of the query's terms the index knows."""
         # A small registry is scored as if it were a thousand tools: there, a word two
         # of its five tools share still says which tools fit, as it would among many.
         count = max(len(self._docs), SMALL_CATALOG)
         scores: dict[str, float] = {}
+        known = 0
         # idf over the idf of a word only one tool has: a score then counts distinctive
         # words matched, and one threshold means the same in catalogs of any size.
         unique = math.log(1.0 + (count - 0.5) / 1.5)
@@ -206,6 +220,7 @@ class SearchIndex:
             postings = self._postings.get(term)
             if postings is None:
                 continue  # a word no tool has only says nothing: the others still count
+            known += 1
             df = len(postings)
             idf = math.log(1.0 + (count - df + 0.5) / (df + 0.5)) / unique
             get = scores.get
@@ -214,23 +229,34 @@ class SearchIndex:
         for word in _NAME_LIKE.findall(query):
             for name in self._by_name.get(word.lower(), ()):
                 scores[name] = scores.get(name, 0.0) + EXACT_NAME_BOOST
-        return scores
+        return scores, known
 
     def search(
         self,
         query: str,
         *,
         limit: int,
-        min_score: float,
+        min_score: float | None,
         toolsets: frozenset[str] | None,
         available: Callable[[str], bool] | None,
     ) -> list[SearchHit]:
-        """The best ``limit`` hits; ``available`` (when given) is asked of candidates in order."""
+        """The best ``limit`` hits, or none when the best scores below the bar.
+
+        The bar is ``min_score``; by default (None) ``DEFAULT_MIN_SCORE``, lowered
+        to ``SHORT_QUERY_BAR`` per known word for a one-word query, which can only
+        match so well. Once
+        the best reaches the bar, runners-up down to half of it come along: the
+        question has an answer, and a near miss is worth offering.
+        ``available`` (when given) is asked of candidates, best first.
+        """
         hits: list[SearchHit] = []
+        found, bar = self.rank(query, min_score, toolsets)
         # Availability is asked outside the lock (a probe may be slow), and only of
         # candidates, best first, until there are enough.
-        for score, name, toolset in self.rank(query, min_score, toolsets):
+        for score, name, toolset in found:
             if available is None or available(name):
+                if not hits and score < bar:
+                    return []  # the best available tool does not answer the question
                 hits.append(SearchHit(name, toolset, round(score, 4)))
                 if len(hits) >= limit:
                     break
