@@ -183,3 +183,49 @@ def test_hostile_sizes_stay_bounded(reg):
     index = reg._search.made
     assert index is not None and index.term_count < 1_000
     assert "alpha" in index._postings and "india" not in index._postings
+
+
+def test_searches_and_writes_from_many_threads(reg):
+    import threading
+
+    for i in range(50):
+        add(reg, f"steady_{i}", f"Steady tool number {i} for harbour tides.")
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def write() -> None:
+        try:
+            i = 0
+            while not stop.is_set():
+                add(reg, f"churn_{i % 20}", "Churning harbour tool.")
+                reg.deregister(f"churn_{(i + 10) % 20}")
+                i += 1
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    def read() -> None:
+        try:
+            for _ in range(200):
+                hits = reg.search("harbour tides", limit=50, min_score=0)
+                assert sum(h.name.startswith("steady_") for h in hits) == 50
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    writers = [threading.Thread(target=write) for _ in range(2)]
+    readers = [threading.Thread(target=read) for _ in range(3)]
+    for t in writers + readers:
+        t.start()
+    for t in readers:
+        t.join()
+    stop.set()
+    for t in writers:
+        t.join()
+    assert not failures, failures
+    # Once the writes stop, the index agrees with the table exactly.
+    churn = {n for n in reg.get_all_tool_names() if n.startswith("churn_")}
+    found = {
+        h.name
+        for h in reg.search("churning harbour", limit=100, min_score=0)
+        if h.name.startswith("churn_")
+    }
+    assert found == churn
