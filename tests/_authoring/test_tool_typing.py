@@ -114,3 +114,17 @@ def test_the_typed_example_runs() -> None:
         "7.0",
     ]
     assert '"error_type": "invalid_arguments"' in done.stdout
+
+
+def test_make_typecheck_reads_the_typed_example() -> None:
+    """``make typecheck`` runs mypy --strict over a folder holding a file that defines
+    ``@tool`` functions and dispatches them: dropping either breaks this."""
+    import re
+
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\ntypecheck:", 1)[1].split("\n\n", 1)[0]
+    mypy = next(line for line in recipe.splitlines() if "mypy" in line)
+    assert "--strict" in mypy and "docs/examples" in mypy.split()
+    example = (REPO / "docs" / "examples" / "typed_tools.py").read_text(encoding="utf-8")
+    assert re.search(r"^@(registry\.)?tool\b", example, re.M)
+    assert "dispatch" in example

@@ -153,6 +153,12 @@ def test_ids_are_canonicalised_in_lists_and_entry_keys():
     assert parse_config('[toolsets]\nenabled = ["My_Ts"]').toolsets.enabled == ("My_Ts",)
 
 
+def test_tracing_is_asked_for_turned_off_or_left_to_the_environment():
+    assert parse_config("[tracing]\nenabled = true").tracing.enabled is True
+    assert parse_config("[tracing]\nenabled = false").tracing.enabled is False
+    assert parse_config("").tracing.enabled is None  # OTEL_* decides
+
+
 def test_relative_paths_resolve_against_the_config_folder_not_the_cwd(tmp_path, clean_env):
     source = write(tmp_path / "conf" / "toolreg.toml", '[plugins]\npaths = ["plugins"]\n')
     assert load_config(source).plugins.paths == ((tmp_path / "conf" / "plugins").resolve(),)
@@ -164,8 +170,10 @@ def test_relative_paths_resolve_against_the_config_folder_not_the_cwd(tmp_path, 
 
 ENTRY, X = "[plugins.entries.x]\n", "plugins.entries.x"
 ERRORS = [
-    ("colour = 1", "colour", "unknown key; expected one of: dispatch, mcp, plugins, toolsets"),
-    ("[plugins]\nenable = []", "plugins.enable", "unknown key; expected one of: disabled,"),
+    ("colour = 1", "colour", "expected one of: dispatch, mcp, plugins, toolsets, tracing"),
+    ("[tracing]\nenable = true", "tracing.enable", "key; did you mean 'enabled'?; expected"),
+    ('[tracing]\nenabled = "yes"', "tracing.enabled", "expected true or false, got a string"),
+    ("[plugins]\nenable = []", "plugins.enable", "did you mean 'enabled'?; expected one of: disab"),
     (ENTRY + "allow = true", "plugins.entries.x.allow", "expected one of: allow_tool_override,"),
     ("[toolsets]\nalias = {}", "toolsets.alias", "expected one of: aliases, disabled, enabled"),
     ("plugins = 1", "plugins", "expected a table, got an integer"),

@@ -28,6 +28,8 @@ hooks = ["post_tool_call"]
 settings = { block = ["http_request"] }
 [dispatch]
 validate = false
+[tracing]
+enabled = true
 [toolsets]
 disabled = ["web"]
 [mcp.servers.docs]
@@ -95,6 +97,7 @@ def test_json_shows_the_effective_settings(pack_venv, tmp_path):
     assert packs["toolreg-exit"]["status"] == "disabled"  # known, though not loaded
     assert report["dispatch"] == {"validate": False}
     assert report["toolsets"] == {"enabled": None, "disabled": ["web"], "aliases": {}}
+    assert report["tracing"] == {"enabled": True}
     docs, remote = report["mcp_servers"]
     assert docs["argv"] == ["python3", "-m", "docs_server", "--root", "/srv/my docs"]
     assert docs["executable"] and docs["executable"].endswith("python3")
@@ -171,3 +174,19 @@ def test_json_is_printed_for_a_file_that_does_not_parse(
     assert len(report["errors"]) == 1 and problem in report["errors"][0]
     [found] = report["problems"]
     assert found["key"] == key and found["problem"].startswith(problem)
+
+
+def test_an_isolated_packs_toolset_is_known_though_turned_off(pack_venv, tmp_path):
+    # The host never registers a switched-off toolset's tools from an isolated
+    # pack's process; the check must know the toolset all the same.
+    config = write_config(
+        tmp_path,
+        '[plugins.entries.toolreg-sqlite]\nisolation = "process"\n'
+        '[toolsets]\ndisabled = ["sqlite", "sqlte"]\n',
+    )
+    done = pack_venv.run("config", "check", str(config), TOOLREG_PLUGINS=EXAMPLES)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"toolreg: error: {config}: toolsets.disabled: 'sqlte' matches nothing known; "
+        "did you mean 'sqlite'?"
+    ]

@@ -65,11 +65,24 @@ def test_doctor_table_fits_too(capsys, monkeypatch, long_reason_tool):
 
 def test_names_are_never_cut_and_the_widest_free_column_gives_first():
     rows = [("a_tool_with_a_long_name", "x" * 30, "y" * 10)]
-    text = table(("NAME", "TOOLS", "REASON"), rows, width=40, cut={"TOOLS", "REASON"})
+    text = table(("NAME", "TOOLS", "REASON"), rows, width=50, cut={"TOOLS", "REASON"})
     _, row = text.splitlines()
-    # The 30-character column gives up characters down to its floor (12); the name and
-    # the short column keep all theirs, so this line stays wider than asked.
-    assert row == "a_tool_with_a_long_name  " + "x" * 11 + "\u2026  " + "y" * 10
+    # The 30-character column gives up characters (down to its floor, 12) until the
+    # line fits; the name and the short column keep all theirs.
+    assert row == "a_tool_with_a_long_name  " + "x" * 12 + "\u2026  " + "y" * 10
+
+
+def test_columns_that_cannot_fit_become_one_block_per_row():
+    rows = [("a_tool_with_a_long_name", "x" * 30, "-", "missing " + "z" * 50)]
+    headers = ("NAME", "TOOLS", "HOOKS", "REASON")
+    text = table(headers, rows, width=40, cut={"TOOLS", "HOOKS", "REASON"})
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 40
+    assert lines[0] == "a_tool_with_a_long_name"  # the name whole, on a line of its own
+    assert lines[1] == "  tools: " + "x" * 30
+    assert "  hooks:" not in text  # nothing to say
+    assert lines[2] == "  reason: missing"  # broken between words, the first one whole
+    assert lines[3].startswith("      zzz") and lines[3].endswith("\u2026")
 
 
 def test_a_table_that_fits_is_untouched():
@@ -107,3 +120,22 @@ def test_doctor_lines_wrap_between_words(columns):
         " ".join(line.strip() for line in section) == f"builtin_tools.some_module: {error.strip()}"
     )
     assert doctor_report(report, None).count("\n") < len(lines) - 1  # a pipe: one line each
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_plugins_table_fits_and_keeps_a_refusals_first_word(pack_venv, columns):
+    """The example packs' report: toolreg-sandbox is refused with a long reason."""
+    from pack_cli import EXAMPLES
+
+    done = pack_venv.run("plugins", TOOLREG_PLUGINS=EXAMPLES, COLUMNS=str(columns))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines) <= columns, done.stdout
+    # Long pack ids leave no room for the columns: one block per pack.
+    at = lines.index("toolreg-sandbox")
+    block = lines[at + 1 : next(i for i in range(at + 1, len(lines)) if lines[i][0] != " ")]
+    assert "  status: refused" in block, done.stdout
+    reason = next(line for line in block if line.startswith("  reason: "))
+    assert reason.split()[1:3] == ["PermissionError:", "plugin"], done.stdout
+    # Broken between words: the config key the operator needs comes out whole.
+    assert "plugins.entries.toolreg-sandbox.allow_tool_override" in done.stdout

@@ -101,6 +101,12 @@ class DispatchConfig(NamedTuple):
     validate: bool = True
 
 
+class TracingConfig(NamedTuple):
+    #: ``toolreg serve`` and ``toolreg call`` trace tool calls: True, False, or None
+    #: (absent), which leaves it to the standard ``OTEL_*`` environment variables.
+    enabled: bool | None = None
+
+
 class Config(NamedTuple):
     """The whole operator config; ``Config()`` is the built-in default."""
 
@@ -109,6 +115,7 @@ class Config(NamedTuple):
     source: Path | None = None
     dispatch: DispatchConfig = DispatchConfig()
     mcp: McpConfig = McpConfig()
+    tracing: TracingConfig = TracingConfig()
 
 
 def plugin_id(name: str) -> str:
@@ -223,18 +230,21 @@ def parse_config(text: str, source: Path | None = None) -> Config:
             source, "", "nested too deeply to read (arrays or inline tables)"
         ) from None
     reader = Reader(source)
-    reader.keys(data, "", {"plugins", "toolsets", "dispatch", "mcp"})
+    reader.keys(data, "", {"plugins", "toolsets", "dispatch", "mcp", "tracing"})
     plugins = reader.table(data, "plugins")
     toolsets = reader.table(data, "toolsets")
     dispatch = reader.table(data, "dispatch")
     reader.keys(dispatch, "dispatch", {"validate"})
     validate = reader.typed(dispatch, "dispatch", "validate", bool, "true or false")
+    tracing = reader.table(data, "tracing")
+    reader.keys(tracing, "tracing", {"enabled"})
     return Config(
         plugins=_plugins(reader, plugins),
         toolsets=_toolsets(reader, toolsets),
         source=source,
         dispatch=DispatchConfig(validate=True if validate is None else validate),
         mcp=parse_mcp(reader, reader.table(data, "mcp")),
+        tracing=TracingConfig(reader.typed(tracing, "tracing", "enabled", bool, "true or false")),
     )
 
 

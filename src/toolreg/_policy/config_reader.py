@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -21,6 +22,14 @@ class ConfigError(ValueError):
         super().__init__(f"{where}: {key}: {problem}" if key else f"{where}: {problem}")
 
 
+def did_you_mean(name: str, known: Collection[str]) -> str:
+    """``"; did you mean 'x'?"`` naming the closest of ``known``, or ``""``."""
+    import difflib  # only a name that matches nothing needs it
+
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 def kind_of(value: Any) -> str:
     names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
     names.update({list: "an array", dict: "a table"})
@@ -38,7 +47,11 @@ class Reader:
             if key not in allowed:
                 dotted = f"{where}.{key}" if where else key
                 expected = ", ".join(sorted(allowed))
-                raise ConfigError(self.source, dotted, f"unknown key; expected one of: {expected}")
+                raise ConfigError(
+                    self.source,
+                    dotted,
+                    f"unknown key{did_you_mean(key, allowed)}; expected one of: {expected}",
+                )
 
     def table(self, data: dict[str, Any], dotted: str) -> dict[str, Any]:
         value = data.get(dotted.rsplit(".", 1)[-1], {})

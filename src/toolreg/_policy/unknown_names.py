@@ -11,6 +11,7 @@ import logging
 from collections.abc import Collection, Iterable
 
 from .config import HOOK_PREFIX, Config
+from .config_reader import did_you_mean
 
 #: Not "toolreg.plugins": the CLI hushes that logger while loading.
 logger = logging.getLogger("toolreg.config")
@@ -23,14 +24,6 @@ def unknown_names(written: Iterable[tuple[str, str]], known: Collection[str]) ->
         for key, name in written
         if name not in known
     ]
-
-
-def did_you_mean(name: str, known: Collection[str]) -> str:
-    """``"; did you mean 'x'?"`` naming the closest of ``known``, or ``""``."""
-    import difflib  # only a name that matches nothing needs it
-
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def unknown_hooks(config: Config) -> list[str]:

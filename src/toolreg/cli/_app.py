@@ -132,6 +132,11 @@ def _add_list(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser)
         choices=FORMATS,
         help="with --json: add each tool's definition in this format, as its 'definition'",
     )
+    # What the completion scripts run on TAB: one name a line, nothing else. Not
+    # in --help, nor offered by completion itself: a shell's plumbing, not a view.
+    names = p.add_mutually_exclusive_group()
+    names.add_argument("--names", action="store_true", help=argparse.SUPPRESS)
+    names.add_argument("--toolsets", action="store_true", help=argparse.SUPPRESS)
 
 
 def _add_show(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
@@ -359,32 +364,101 @@ def _exit_code(exc: SystemExit) -> int:
     return EXIT_FAILURE
 
 
-# -- completion: a static script, generated from the parser by shtab; it runs nothing of
-# toolreg when the user presses TAB.
+# -- completion: a script generated from the parser by shtab. Commands, options and
+# paths complete in the shell alone; tool names and toolsets are asked of toolreg
+# itself (`toolreg list --names` / `--toolsets`), which loads what the line would.
 
 SHELLS = ("bash", "zsh", "fish")
 
 # Arguments that name a file or a directory, by dest: the shell offers paths for them.
 _FILE_DESTS = frozenset({"config", "path", "auth_token_file"})
 _DIRECTORY_DESTS = frozenset({"dir"})
+# Arguments that name a tool, by (subcommand, dest): `new`'s NAME is a pack to create.
+_TOOL_ARGUMENTS = frozenset({("show", "name"), ("call", "name")})
+_TOOLSET_DESTS = frozenset({"toolset"})
+
+# The shell functions that ask toolreg: the command the line runs (what the user
+# typed), with the line's --config if it has one, stderr and stdin shut so a broken
+# config or pack completes nothing rather than writing over the prompt.
+_ASK_TOOLREG = {
+    "bash": """\
+# $1=the word being completed, $2=--names or --toolsets
+_toolreg_names() {
+  local config=() i
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    [[ ${COMP_WORDS[i]} == --config ]] && config=(--config "${COMP_WORDS[i+1]}")
+  done
+  compgen -W "$("${COMP_WORDS[0]}" list "$2" "${config[@]}" 2>/dev/null </dev/null)" -- "$1"
+}
+_toolreg_tools() { _toolreg_names "$1" --names; }
+_toolreg_toolsets() { _toolreg_names "$1" --toolsets; }
+""",
+    "zsh": """\
+# $1=--names or --toolsets, then what _arguments passes on to compadd
+_toolreg_names() {
+  local what=$1; shift
+  local -a names config
+  local i=${words[(I)--config]}
+  (( i > 0 && i < CURRENT - 1 )) && config=(--config "${words[i+1]}")
+  names=(${(f)"$(toolreg list "$what" "${config[@]}" 2>/dev/null </dev/null)"})
+  compadd "$@" -a names
+}
+_toolreg_tools() { _toolreg_names --names "$@" }
+_toolreg_toolsets() { _toolreg_names --toolsets "$@" }
+""",
+    "fish": """\
+# $argv=--names or --toolsets
+function _toolreg_names
+  set -l tokens (commandline -opc)
+  set -l from_line
+  set -l i (contains -i -- --config $tokens)
+  and set from_line --config $tokens[(math $i + 1)]
+  $tokens[1] list $argv $from_line 2>/dev/null </dev/null
+end
+function _toolreg_tools
+  _toolreg_names --names
+end
+function _toolreg_toolsets
+  _toolreg_names --toolsets
+end
+""",
+}
 
 
 def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Print the completion script for ``args.shell``; loads no tools."""
     import shtab  # a core dependency, imported by this command alone
 
-    _mark_paths(parser, shtab.FILE, shtab.DIRECTORY)
-    print(shtab.complete(parser, shell=args.shell))
+    # fish reads a command substitution; bash and zsh call the function by name.
+    completers: dict[str, object] = {
+        "file": shtab.FILE,
+        "directory": shtab.DIRECTORY,
+        "tool": {"bash": "_toolreg_tools", "zsh": "_toolreg_tools", "fish": "(_toolreg_tools)"},
+        "toolset": {
+            "bash": "_toolreg_toolsets",
+            "zsh": "_toolreg_toolsets",
+            "fish": "(_toolreg_toolsets)",
+        },
+    }
+    _mark(parser, "", completers)
+    print(shtab.complete(parser, shell=args.shell, preamble=_ASK_TOOLREG[args.shell]))
     return EXIT_OK
 
 
-def _mark_paths(parser: argparse.ArgumentParser, files: object, directories: object) -> None:
-    """Tell shtab which arguments take paths, in every subcommand's parser."""
+def _mark(parser: argparse.ArgumentParser, command: str, completers: dict[str, object]) -> None:
+    """Tell shtab what each argument takes (paths, tools, toolsets), in every subcommand."""
     for action in parser._actions:
+        kind = None
         if action.dest in _FILE_DESTS:
-            action.complete = files  # type: ignore[attr-defined]
+            kind = "file"
         elif action.dest in _DIRECTORY_DESTS:
-            action.complete = directories  # type: ignore[attr-defined]
+            kind = "directory"
+        elif (command, action.dest) in _TOOL_ARGUMENTS:
+            kind = "tool"
+        elif action.dest in _TOOLSET_DESTS:
+            kind = "toolset"
+        if kind is not None:
+            action.complete = completers[kind]  # type: ignore[attr-defined]
         if isinstance(action, argparse._SubParsersAction):
-            for sub in set(action.choices.values()):
-                _mark_paths(sub, files, directories)
+            for name, sub in action.choices.items():
+                _mark(sub, name, completers)

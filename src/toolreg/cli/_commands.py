@@ -151,12 +151,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     """
     known = _known_mcp_tools()
     cached = _cached_registry(known)
+    if getattr(args, "toolsets", False):
+        return _print_lines(_toolset_names(cached))
     names = registry.get_all_tool_names()
     cached_names = [n for n in cached.get_all_tool_names() if n not in registry]
     if args.toolset is not None:
         wanted = set(_toolset_tools(args.toolset, cached))
         names = [n for n in names if n in wanted]
         cached_names = [n for n in cached_names if n in wanted]
+    if getattr(args, "names", False):
+        return _print_lines([*names, *cached_names])
     fmt = getattr(args, "format", None)
     if fmt is not None and not args.json:
         raise CliError("--format needs --json: the table shows no definitions", EXIT_USAGE)
@@ -176,6 +180,18 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(_render.tool_table(tools, _render.terminal_width()))
     _note_unlisted_servers(known)
     return EXIT_OK
+
+
+def _print_lines(names: list[str]) -> int:
+    """``list --names`` / ``--toolsets``: what completion scripts read, one a line, sorted."""
+    print("\n".join(sorted(set(names))))
+    return EXIT_OK
+
+
+def _toolset_names(cached: ToolRegistry) -> list[str]:
+    """Every name ``--toolset`` takes: toolsets, aliases, and the MCP servers' own."""
+    names = registry.get_toolsets() + list(registry.get_toolset_aliases())
+    return names + cached.get_toolsets() + sorted(_unstarted_toolsets())
 
 
 def _known_mcp_tools() -> dict[str, KnownTools]:
@@ -310,6 +326,7 @@ def cmd_call(args: argparse.Namespace) -> int:
     """Dispatch one tool call; exit 1 when the tool answers with a tool_error."""
     tool_args = parse_call_args(args.args)
     _require_tool(args.name)
+    traced = _start_tracing()
     # A handler that prints (or a child process it starts) would mix its
     # chatter into the result on stdout.
     from ._progress import progress_bar
@@ -321,8 +338,21 @@ def cmd_call(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+        if traced:
+            from ._tracing import flush_tracing
+
+            flush_tracing()
     print(result if isinstance(result, str) else _render.to_json(result))
     return EXIT_FAILURE if is_tool_error(result) else EXIT_OK
+
+
+def _start_tracing() -> bool:
+    """Trace tool calls if the config or ``OTEL_*`` asks (``_tracing``); whether it is on."""
+    if state.config is None:
+        return False
+    from ._tracing import start_tracing  # imports OpenTelemetry only when asked to
+
+    return start_tracing(state.config)
 
 
 def parse_call_args(argv: list[str]) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """``toolreg config check``: is the config valid, does every name in it match, what will it do.
 
 Parses the file (exit 2 if bad), loads tools and packs as any command does (not
-MCP servers), and makes each name that matches nothing an error (exit 1).
+MCP servers; every toolset on, so an isolated pack's are all known), and makes
+each name that matches nothing an error (exit 1).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from toolreg import (
 )
 
 from .._loaders.stdout_guard import stdout_to_stderr
+from .._policy.config import ToolsetsConfig
 from .._policy.unknown_names import (
     plugin_ids_written,
     unknown_hooks,
@@ -90,9 +92,13 @@ def _names_unwarned() -> Iterator[None]:
 
 
 def _load(config: Config, verbose: bool) -> PluginReport:
+    # An isolated pack's process lists every tool, but its link registers only
+    # those of toolsets the switches keep: with them off here, every toolset a
+    # pack has is in the registry to be known, whichever isolation it runs under.
+    every_toolset = ToolsetsConfig(aliases=config.toolsets.aliases)
     with stdout_to_stderr(), quiet_loading(verbose), _names_unwarned():
         discover_builtin_tools()
-        return load_plugins(config)
+        return load_plugins(config._replace(toolsets=every_toolset))
 
 
 def effective_settings(config: Config, report: PluginReport, errors: list[str]) -> dict[str, Any]:
@@ -119,6 +125,7 @@ def effective_settings(config: Config, report: PluginReport, errors: list[str]) 
             "disabled": list(config.toolsets.disabled),
             "aliases": dict(config.toolsets.aliases),
         },
+        "tracing": {"enabled": config.tracing.enabled},
         "mcp_servers": [_mcp_server(server) for server in config.mcp.servers.values()],
     }
 
@@ -203,6 +210,8 @@ def config_summary(config: Config, report: PluginReport | None = None) -> list[s
     if config.toolsets.aliases:
         aliases = ", ".join(f"{a}={t}" for a, t in sorted(config.toolsets.aliases.items()))
         lines.append(f"toolsets.aliases: {aliases}")
+    if config.tracing.enabled is not None:
+        lines.append(f"tracing.enabled: {str(config.tracing.enabled).lower()}")
     for outcome in report or ():
         if outcome.hooks_withheld:
             withheld = ", ".join(h.removeprefix("toolreg_") for h in outcome.hooks_withheld)

@@ -44,8 +44,9 @@ def table(
 
     With ``width``, the columns named in ``cut`` (long free text: reasons, tool
     lists) give up characters, the widest first, until each line fits; a cell
-    cut short ends with an ellipsis. Names are never cut, so a line may stay
-    wider when nothing else is left to give.
+    cut short ends with an ellipsis. Names are never cut: when the columns
+    cannot fit even so, each row becomes a block of ``header: value`` lines
+    instead (:func:`_blocks`).
     """
     widths = [len(h) for h in headers]
     for row in rows:
@@ -53,6 +54,8 @@ def table(
             widths[i] = max(widths[i], len(cell))
     if width is not None:
         _shrink(widths, [i for i, h in enumerate(headers) if h in cut], headers, width)
+        if sum(widths) + 2 * (len(widths) - 1) > width:
+            return _blocks(headers, rows, width)
     wrapped = {i for i, h in enumerate(headers) if h in cut} if width is not None else set()
     lines = []
     for row in [headers, *rows]:
@@ -61,6 +64,19 @@ def table(
             parts = [_fit(c[n] if n < len(c) else "", widths[i]) for i, c in enumerate(cells)]
             padded = [part.ljust(widths[i]) for i, part in enumerate(parts[:-1])]
             lines.append("  ".join([*padded, parts[-1]]).rstrip())
+    return "\n".join(lines)
+
+
+def _blocks(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> str:
+    """One block per row, for a terminal too narrow for the columns: the first cell
+    alone, then ``header: value`` for each other cell, wrapped between words."""
+    lines = []
+    for row in rows:
+        lines.append(_fit(row[0], width))
+        for header, cell in zip(headers[1:], row[1:], strict=True):
+            if cell and cell != "-":
+                field = f"  {header.lower()}: {cell}"
+                lines += [_fit(line, width) for line in wrap_line(field, width)]
     return "\n".join(lines)
 
 

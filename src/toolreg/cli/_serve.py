@@ -25,7 +25,7 @@ from toolreg import (
 
 from .._loaders.stdout_guard import fd1_to_stderr
 from .._mcp_serve import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN_ENV
-from ._commands import _did_you_mean, load, state, workspace_warnings
+from ._commands import _did_you_mean, _start_tracing, load, state, workspace_warnings
 from ._definition_flags import definition_flags
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
 from ._help import Epilog, HelpFormatter
@@ -195,6 +195,7 @@ def _serve(
     from toolreg._mcp_serve.server import ToolServer, url_for
 
     verbose = getattr(args, "verbose", False)
+    traced = _start_tracing()
     _check_toolsets(args.toolset)
     for warning in workspace_warnings():  # the file tools' root fell back to / or $HOME
         _say(f"warning: {warning}")
@@ -236,6 +237,10 @@ def _serve(
         return EXIT_OK
     finally:
         log.setLevel(previous_level)
+        if traced:
+            from ._tracing import flush_tracing
+
+            flush_tracing()
 
 
 def _reload(args: argparse.Namespace) -> None:
