@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from ._policy.apply_config import apply_config, apply_toolset_config
     from ._policy.config import Config, ConfigError, load_config, parse_config
     from ._registry.registry import ToolRegistry, registry
+    from ._registry.session import ToolSession
     from ._registry.strict_tools import strict_arguments, strict_refusals
     from ._registry.tracing_switch import enable_tracing
     from ._schemas.definition_types import (
@@ -91,6 +92,7 @@ _SOURCES = {
     "ToolEntry": "._contract.entry",
     "ToolOptions": "._contract.entry",
     "ToolRegistry": "._registry.registry",
+    "ToolSession": "._registry.session",
     "apply_config": "._policy.apply_config",
     "current_context": "._contract.tool_context",
     "apply_toolset_config": "._policy.apply_config",
@@ -151,6 +153,7 @@ __all__ = [
     "ToolEntry",
     "ToolOptions",
     "ToolRegistry",
+    "ToolSession",
     "__version__",
     "apply_config",
     "apply_toolset_config",

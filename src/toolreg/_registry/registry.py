@@ -27,6 +27,14 @@ from .._core.callers import Callers
 from .._core.decisions import DecisionLog
 from .._core.table import ToolTable
 from .._core.toolset_report import AvailabilityView
+from .._definitions.deferred import (
+    TOOL_SEARCH,
+    SearchMode,
+    deferred_list,
+    definition_name,
+    needs_rest,
+    offers_function,
+)
 from .._definitions.definitions import Definitions
 from .._schemas.definition_types import (
     AnthropicToolDefinition,
@@ -48,6 +56,7 @@ if TYPE_CHECKING:
     from .._dispatch.dispatch import Dispatcher, DispatchHooks
     from .._dispatch.dispatch_many import Batches, BatchProgressCallback
     from .._search.hit import SearchHit
+    from .session import ToolSession
 
 
 #: A function ``@registry.tool`` decorates, given back with its own type.
@@ -455,10 +464,25 @@ class ToolRegistry:
         self,
         tool_names: Iterable[str] | None = ...,
         *,
+        format: DefinitionFormat = ...,
+        strict: bool = ...,
+        inline_refs: bool = ...,
+        optional_as_absent: bool = ...,
+        defer: Literal[True],
+        always_loaded: Iterable[str] = ...,
+        search: SearchMode = ...,
+    ) -> list[Any]: ...
+
+    @overload
+    def get_definitions(
+        self,
+        tool_names: Iterable[str] | None = ...,
+        *,
         format: Literal["openai"] = ...,
         strict: bool = ...,
         inline_refs: bool = ...,
         optional_as_absent: bool = ...,
+        defer: Literal[False] = ...,
     ) -> list[OpenAIToolDefinition]: ...
 
     @overload
@@ -470,6 +494,7 @@ class ToolRegistry:
         strict: bool = ...,
         inline_refs: bool = ...,
         optional_as_absent: bool = ...,
+        defer: Literal[False] = ...,
     ) -> list[OpenAIResponsesToolDefinition]: ...
 
     @overload
@@ -481,6 +506,7 @@ class ToolRegistry:
         strict: bool = ...,
         inline_refs: bool = ...,
         optional_as_absent: bool = ...,
+        defer: Literal[False] = ...,
     ) -> list[AnthropicToolDefinition]: ...
 
     @overload
@@ -492,6 +518,7 @@ class ToolRegistry:
         strict: bool = ...,
         inline_refs: bool = ...,
         optional_as_absent: bool = ...,
+        defer: Literal[False] = ...,
     ) -> list[GeminiFunctionDeclaration]: ...
 
     @overload
@@ -503,6 +530,7 @@ class ToolRegistry:
         strict: bool = ...,
         inline_refs: bool = ...,
         optional_as_absent: bool = ...,
+        defer: Literal[False] = ...,
     ) -> list[McpToolDefinition]: ...
 
     @overload
@@ -514,6 +542,7 @@ class ToolRegistry:
         strict: bool = ...,
         inline_refs: bool = ...,
         optional_as_absent: bool = ...,
+        defer: Literal[False] = ...,
     ) -> list[Any]: ...
 
     def get_definition(
@@ -543,6 +572,9 @@ class ToolRegistry:
         strict: bool = False,
         inline_refs: bool = False,
         optional_as_absent: bool = False,
+        defer: bool = False,
+        always_loaded: Iterable[str] = (),
+        search: SearchMode = "server",
     ) -> list[Any]:
         """Definitions of the available tools among ``tool_names`` (all when None).
 
@@ -551,7 +583,22 @@ class ToolRegistry:
         ``$ref`` inlined; ``optional_as_absent``: an optional nullable property
         written as a non-null one. A tool an option cannot hold is left out, with
         a warning; one bad tool never breaks the list.
+
+        ``defer=True``: the ``always_loaded`` tools (names, or ``toolset:NAME``)
+        in full, the others deferred in ``format``'s own form with its search
+        tool, run by the provider (``search="server"``) or by the host
+        (``"client"``); docs/search.md, "Deferred loading".
         """
+        if defer:
+            return self._deferred_definitions(
+                tool_names,
+                self._pinned(always_loaded),
+                format=format,
+                search=search,
+                strict=strict,
+                inline_refs=inline_refs,
+                optional_as_absent=optional_as_absent,
+            )
         return self._definitions.get_definitions(
             tool_names,
             format=format,
@@ -613,6 +660,83 @@ class ToolRegistry:
             min_score=min_score,
             toolsets=wanted,
             available=None if include_unavailable else self.is_tool_available,
+        )
+
+    def session(
+        self,
+        *,
+        always_loaded: Iterable[str] = (),
+        toolsets: Iterable[str] | None = None,
+        min_score: float | None = None,
+    ) -> ToolSession:
+        """A :class:`ToolSession` for one conversation: the ``always_loaded`` tools, a
+        ``tool_search`` tool, and the tools it finds (among ``toolsets`` when given)."""
+        from .session import ToolSession
+
+        return ToolSession(
+            self, always_loaded=always_loaded, toolsets=toolsets, min_score=min_score
+        )
+
+    def _pinned(self, always_loaded: Iterable[str]) -> frozenset[str]:
+        """The tool names ``always_loaded`` stands for, as registered now."""
+        if isinstance(always_loaded, str):
+            always_loaded = (always_loaded,)  # one name, not its letters
+        names: set[str] = set()
+        for item in always_loaded:
+            if not isinstance(item, str):
+                raise TypeError(f"always_loaded: expected tool names, got {type(item).__name__}")
+            if item.startswith("toolset:"):
+                names.update(self._table.names_in(self.resolve_toolset(item[len("toolset:") :])))
+            else:
+                names.add(item)
+        return frozenset(names)
+
+    def _deferred_definitions(
+        self,
+        tool_names: Iterable[str] | None,
+        pinned: frozenset[str],
+        *,
+        format: DefinitionFormat,
+        search: str,
+        strict: bool,
+        inline_refs: bool,
+        optional_as_absent: bool,
+        found: Sequence[str] = (),
+    ) -> list[Any]:
+        """``pinned`` in full in the registry's order, then ``found`` in full in theirs,
+        the rest as ``format`` and ``search`` defer them, and the search tool."""
+        if search not in ("server", "client", "function"):
+            raise ValueError(f"search must be 'server' or 'client', got {search!r}")
+        every = self._definitions.get_definitions(
+            tool_names,
+            format=format,
+            strict=strict,
+            inline_refs=inline_refs,
+            optional_as_absent=optional_as_absent,
+        )
+        function = offers_function(format, search)
+        wants_rest = needs_rest(format, search)
+        options = self._table.get_options
+        full: list[dict[str, Any]] = []
+        rest: list[dict[str, Any]] = []
+        later: dict[str, dict[str, Any] | None] = dict.fromkeys(n for n in found if n not in pinned)
+        for definition in every:
+            name = definition_name(definition)
+            if function and name == TOOL_SEARCH:
+                continue  # the search tool's name: its calls are answered by the search
+            if name in pinned:
+                full.append(definition)
+            elif name in later:
+                later[name] = definition
+            elif wants_rest:
+                # A tool hidden from search is never found, so deferring it would hide it
+                # behind the provider's own search instead.
+                settings = options(name)
+                if settings is None or settings.searchable:
+                    rest.append(definition)
+        full += [definition for definition in later.values() if definition is not None]
+        return deferred_list(
+            full, rest, format=format, search=search, toolset_of=self.get_toolset_for_tool
         )
 
     # -- availability -----------------------------------------------------------
