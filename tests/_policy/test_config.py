@@ -159,6 +159,17 @@ def test_tracing_is_asked_for_turned_off_or_left_to_the_environment():
     assert parse_config("").tracing.enabled is None  # OTEL_* decides
 
 
+def test_search_says_whether_to_defer_what_to_pin_and_the_threshold():
+    config = parse_config(
+        '[search]\ndefer = true\nalways_loaded = ["read_file", "toolset:mail"]\nmin_score = 1'
+    )
+    assert config.search.defer is True
+    assert config.search.always_loaded == ("read_file", "toolset:mail")
+    assert config.search.min_score == 1.0 and isinstance(config.search.min_score, float)
+    default = parse_config("").search
+    assert (default.defer, default.always_loaded, default.min_score) == (False, (), None)
+
+
 def test_relative_paths_resolve_against_the_config_folder_not_the_cwd(tmp_path, clean_env):
     source = write(tmp_path / "conf" / "toolreg.toml", '[plugins]\npaths = ["plugins"]\n')
     assert load_config(source).plugins.paths == ((tmp_path / "conf" / "plugins").resolve(),)
@@ -170,7 +181,14 @@ def test_relative_paths_resolve_against_the_config_folder_not_the_cwd(tmp_path, 
 
 ENTRY, X = "[plugins.entries.x]\n", "plugins.entries.x"
 ERRORS = [
-    ("colour = 1", "colour", "expected one of: dispatch, mcp, plugins, toolsets, tracing"),
+    ("colour = 1", "colour", "expected one of: dispatch, mcp, plugins, search, toolsets, tracing"),
+    ("[search]\ndeferred = true", "search.deferred", "did you mean 'defer'?; expected one of: a"),
+    ('[search]\ndefer = "yes"', "search.defer", "expected true or false, got a string"),
+    ('[search]\nalways_loaded = "x"', "search.always_loaded", "an array of strings, got a str"),
+    ("[search]\nalways_loaded = [1]", "search.always_loaded[0]", "a non-empty string, got an int"),
+    ("[search]\nmin_score = -1", "search.min_score", "expected a number >= 0, got -1"),
+    ("[search]\nmin_score = nan", "search.min_score", "expected a number >= 0, got nan"),
+    ("[search]\nmin_score = true", "search.min_score", "expected a number >= 0, got a boolean"),
     ("[tracing]\nenable = true", "tracing.enable", "key; did you mean 'enabled'?; expected"),
     ('[tracing]\nenabled = "yes"', "tracing.enabled", "expected true or false, got a string"),
     ("[plugins]\nenable = []", "plugins.enable", "did you mean 'enabled'?; expected one of: disab"),

@@ -107,6 +107,21 @@ class TracingConfig(NamedTuple):
     enabled: bool | None = None
 
 
+class SearchConfig(NamedTuple):
+    """``[search]``: how hosts offer a large catalog (docs/search.md, "Deferred loading").
+
+    Read by hosts, handed to ``get_definitions(defer=..., always_loaded=...)`` and
+    ``registry.session(always_loaded=..., min_score=...)``; the registry never reads it.
+    """
+
+    #: Send the always-loaded tools and a search tool rather than every tool.
+    defer: bool = False
+    #: Tool names, or ``toolset:NAME``, always sent in full.
+    always_loaded: tuple[str, ...] = ()
+    #: The search threshold; None leaves ``search``'s default.
+    min_score: float | None = None
+
+
 class Config(NamedTuple):
     """The whole operator config; ``Config()`` is the built-in default."""
 
@@ -116,6 +131,7 @@ class Config(NamedTuple):
     dispatch: DispatchConfig = DispatchConfig()
     mcp: McpConfig = McpConfig()
     tracing: TracingConfig = TracingConfig()
+    search: SearchConfig = SearchConfig()
 
 
 def plugin_id(name: str) -> str:
@@ -230,7 +246,7 @@ def parse_config(text: str, source: Path | None = None) -> Config:
             source, "", "nested too deeply to read (arrays or inline tables)"
         ) from None
     reader = Reader(source)
-    reader.keys(data, "", {"plugins", "toolsets", "dispatch", "mcp", "tracing"})
+    reader.keys(data, "", {"plugins", "toolsets", "dispatch", "mcp", "tracing", "search"})
     plugins = reader.table(data, "plugins")
     toolsets = reader.table(data, "toolsets")
     dispatch = reader.table(data, "dispatch")
@@ -245,6 +261,25 @@ def parse_config(text: str, source: Path | None = None) -> Config:
         dispatch=DispatchConfig(validate=True if validate is None else validate),
         mcp=parse_mcp(reader, reader.table(data, "mcp")),
         tracing=TracingConfig(reader.typed(tracing, "tracing", "enabled", bool, "true or false")),
+        search=_search(reader, reader.table(data, "search")),
+    )
+
+
+def _search(reader: Reader, data: dict[str, Any]) -> SearchConfig:
+    reader.keys(data, "search", {"defer", "always_loaded", "min_score"})
+    min_score = data.get("min_score")
+    if min_score is not None and (
+        isinstance(min_score, bool)
+        or not isinstance(min_score, (int, float))
+        or not 0 <= min_score < float("inf")
+    ):
+        number = isinstance(min_score, (int, float)) and not isinstance(min_score, bool)
+        got = repr(min_score) if number else kind_of(min_score)
+        raise ConfigError(reader.source, "search.min_score", f"expected a number >= 0, got {got}")
+    return SearchConfig(
+        defer=bool(reader.typed(data, "search", "defer", bool, "true or false")),
+        always_loaded=reader.strings(data, "search", "always_loaded") or (),
+        min_score=None if min_score is None else float(min_score),
     )
 
 
@@ -390,4 +425,12 @@ def _ids(values: tuple[str, ...] | None) -> tuple[str, ...] | None:
     return None if values is None else tuple(plugin_id(v) for v in values)
 
 
-__all__ = ["Config", "ConfigError", "McpConfig", "McpServerConfig", "load_config", "parse_config"]
+__all__ = [
+    "Config",
+    "ConfigError",
+    "McpConfig",
+    "McpServerConfig",
+    "SearchConfig",
+    "load_config",
+    "parse_config",
+]
