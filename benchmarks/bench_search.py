@@ -17,8 +17,10 @@ question is a query; its right answers are the functions its
 empty list. The same catalog and queries go to ``ToolRegistry.search``, to
 toolregistry's ``ToolDiscoveryTool`` and to a plain BM25 over name and
 description. Latency is timed per query at 1,000 tools and at 10,000 (the
-rest synthetic tools whose words no question uses). Building a catalog is
-generic: :func:`evaluate` takes any tools and any (query, expected names).
+rest synthetic tools whose words no question uses). The deferred payload is
+the JSON of ``get_definitions(defer=True)`` with 1,000 tools and 5 always
+loaded, against every tool, per format. Building a catalog is generic:
+:func:`evaluate` takes any tools and any (query, expected names).
 
 The script reports only; the exit code is always 0.
 """
@@ -329,6 +331,38 @@ def register_cost(tools: dict[str, dict[str, Any]], count: int) -> tuple[float, 
     return statistics.median(spent["off"]), statistics.median(spent["on"])
 
 
+def _loaded(definition: dict[str, Any]) -> dict[str, Any] | None:
+    """What of one deferred-list item the model reads at first: none of a deferred tool,
+    a namespace without its deferred tools."""
+    if definition.get("defer_loading"):
+        return None
+    if definition.get("type") == "namespace":
+        return {k: v for k, v in definition.items() if k != "tools"}
+    return definition
+
+
+def payload(tools: dict[str, dict[str, Any]], pinned: int = 5) -> dict[str, tuple[int, int, int]]:
+    """Per format: (bytes of every tool, bytes of the deferred list, bytes of it the model
+    reads at first), with ``pinned`` tools always loaded."""
+    import logging
+
+    from toolreg import ToolRegistry
+
+    # BFCL's dotted names are not Anthropic names: left out of both lists alike, quietly.
+    logging.getLogger("toolreg.definitions").setLevel(logging.ERROR)
+    registry = ToolRegistry()
+    for name, schema in tools.items():
+        registry.register(name, "bfcl", schema, _handler, description=schema["description"])
+    always = list(tools)[:pinned]
+    sizes = {}
+    for fmt in ("openai", "openai-responses", "anthropic", "gemini", "mcp"):
+        every = registry.get_definitions(format=fmt)  # type: ignore[call-overload]
+        deferred = registry.get_definitions(format=fmt, defer=True, always_loaded=always)  # type: ignore[call-overload]
+        read = [d for d in map(_loaded, deferred) if d is not None]
+        sizes[fmt] = tuple(len(json.dumps(x)) for x in (every, deferred, read))
+    return sizes
+
+
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
@@ -424,6 +458,11 @@ def main(argv: list[str] | None = None) -> int:
         stems.clear()
         lat[label] = latency(lambda q, s=search: s(q, 5, None), queries)
     off, on = register_cost(big, 2_000 if not args.quick else 400)
+    sizes = payload(small)
+    print("\ndeferred payload, 1,000 tools, 5 always loaded: bytes of JSON")
+    print(f"  {'format':<18}{'all tools':>11}{'deferred':>11}{'read first':>12}")
+    for fmt, (every, deferred, read) in sizes.items():
+        print(f"  {fmt:<18}{every:>11,}{deferred:>11,}{read:>12,}")
 
     def row(what: str, measured: str, target: str, ok: bool) -> None:
         rows.append((what, measured, target, verdict(ok)))
@@ -470,6 +509,16 @@ def main(argv: list[str] | None = None) -> int:
         on <= 1.5 * off,
     )
 
+    # What the model reads at first, in the largest of the formats: Anthropic and the
+    # Responses API's hosted search send deferred tools too, but load them only when found.
+    share = max(read / every for every, _, read in sizes.values())
+    row(
+        "deferred payload, 1,000 tools, 5 loaded",
+        f"{100 * share:.1f}% of all tools",
+        "<= 10%",
+        share <= 0.10,
+    )
+
     width = [max(len(r[i]) for r in rows) for i in range(4)]
     print()
     print(
@@ -486,12 +535,12 @@ def main(argv: list[str] | None = None) -> int:
         print()
         sweep(tools, all_cases)
     if args.json:
-        payload = {
+        report = {
             "rows": [
                 dict(zip(("what", "measured", "target", "verdict"), r, strict=True)) for r in rows
             ]
         }
-        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
 
 

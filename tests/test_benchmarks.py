@@ -146,5 +146,5 @@ def test_the_search_benchmark_runs_quick_and_judges_every_row() -> None:
         return
     rows = [line for line in done.stdout.splitlines() if line.endswith(("PASS", "MISS"))]
     labels = [row.split("  ")[0] for row in rows]
-    assert labels[:2] == ["recall@5", "recall@1"] and len(rows) == 11
+    assert labels[:2] == ["recall@5", "recall@1"] and len(rows) == 12
     assert any(line.startswith("curve:") for line in done.stdout.splitlines())
