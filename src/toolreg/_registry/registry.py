@@ -703,10 +703,15 @@ class ToolRegistry:
         optional_as_absent: bool,
         found: Sequence[str] = (),
     ) -> list[Any]:
-        """``pinned`` in full in the registry's order, then ``found`` in full in theirs,
+        """``pinned`` in full by name, then ``found`` in full in the order found,
         the rest as ``format`` and ``search`` defer them, and the search tool."""
         if search not in ("server", "client", "function"):
             raise ValueError(f"search must be 'server' or 'client', got {search!r}")
+        wants_rest = needs_rest(format, search)
+        if not wants_rest:
+            # Only the full ones are listed: never walk a large catalog for a few tools.
+            named = pinned | frozenset(found)
+            tool_names = named if tool_names is None else named.intersection(tool_names)
         every = self._definitions.get_definitions(
             tool_names,
             format=format,
@@ -715,7 +720,6 @@ class ToolRegistry:
             optional_as_absent=optional_as_absent,
         )
         function = offers_function(format, search)
-        wants_rest = needs_rest(format, search)
         options = self._table.get_options
         full: list[dict[str, Any]] = []
         rest: list[dict[str, Any]] = []
