@@ -171,13 +171,23 @@ def _free_port() -> int:
 
 
 def _wait_until_accepting(port: int, process: subprocess.Popen[bytes]) -> None:
+    """Until the server answers, and is ready: ``toolreg serve`` listens while its tools
+    load and answers 503 meanwhile (the bare server has no /readyz: 404 is ready)."""
+    import http.client
+
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
         try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            try:
+                connection.request("GET", "/readyz")
+                if connection.getresponse().status != 503:
+                    return
+            finally:
+                connection.close()
         except OSError:
-            time.sleep(0.05)
+            pass
+        time.sleep(0.05)
     raise RuntimeError(f"the server on port {port} did not start")
 
 

@@ -267,6 +267,7 @@ def test_serve_help_shows_client_config(capsys: pytest.CaptureFixture[str]) -> N
         ["serve", "--insecure-no-auth"],
         ["serve", "--max-calls", "0"],
         ["serve", "--max-calls-per-session", "many"],
+        ["serve", "--page-size", "0"],
     ],
 )
 def test_serve_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:

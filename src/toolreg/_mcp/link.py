@@ -382,16 +382,40 @@ class ServerLink:
         self._register_tools(await self._list_tools(client))
 
     async def _list_tools(self, client: Client) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = []
+        """Every page of the server's ``tools/list``, following ``nextCursor``.
+
+        A server whose cursors come round again, or never end, is stopped at the
+        repeat or after ``MAX_PAGES`` pages, with a warning: its tools are the
+        ones listed so far, each name once (the first listing wins).
+        """
+        tools: dict[str, dict[str, Any]] = {}
         cursor: str | None = None
         seen: set[str] = set()
-        for _ in range(MAX_PAGES):
+        for pages in range(1, MAX_PAGES + 1):
             page = await client.list_tools(cursor=cursor)
-            tools.extend(
-                t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools
-            )
+            for tool in page.tools:
+                if tool.name not in tools:
+                    dumped = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+                    tools[tool.name] = dumped
             cursor = page.next_cursor
-            if not cursor or cursor in seen:
+            if not cursor:
+                break
+            if cursor in seen:
+                logger.warning(
+                    "MCP server %s: tools/list sent a cursor it had sent before, after %d "
+                    "page(s); stopped there, with the %d tool(s) listed so far",
+                    self.name,
+                    pages,
+                    len(tools),
+                )
                 break
             seen.add(cursor)
-        return tools
+        else:
+            logger.warning(
+                "MCP server %s: tools/list still had more after %d pages; stopped there, "
+                "with the %d tool(s) listed so far",
+                self.name,
+                MAX_PAGES,
+                len(tools),
+            )
+        return list(tools.values())

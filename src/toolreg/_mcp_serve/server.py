@@ -37,6 +37,7 @@ from .._schemas.definition_types import McpToolDefinition
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
 from .event_store import RETRY_MS, MemoryEventStore, SessionEvents, SessionScopes, resumable
 from .http_guard import HttpGuard, is_loopback_host
+from .paging import BadCursor, Cursors, Pages
 from .probes import ProbeRoutes
 from .server_calls import CallLimits, ClientGone, DisconnectWatch, departure_of, session_key
 from .server_log import ServeLogs, relaying
@@ -89,6 +90,7 @@ class ToolServer:
     ``serve_stdio()`` serves one client on stdin/stdout; ``serve_http(sock,
     host)`` serves streamable HTTP on a socket from ``bind``; ``http_app(host)``
     is the ASGI app alone. ``reload`` runs on SIGHUP, in a worker thread.
+    ``page_size`` pages ``tools/list`` (None: every tool in one answer; ``paging``).
     """
 
     def __init__(
@@ -104,7 +106,12 @@ class ToolServer:
         event_store: EventStore | None = None,
         inline_refs: bool = False,
         optional_as_absent: bool = False,
+        page_size: int | None = None,
     ) -> None:
+        if page_size is not None and (
+            not isinstance(page_size, int) or isinstance(page_size, bool) or page_size < 1
+        ):
+            raise ValueError(f"page_size must be a whole number >= 1 or None, got {page_size!r}")
         self.registry = registry
         # How tools/list shapes schemas for clients that need it (docs/formats.md);
         # calls are still checked against the registered schema.
@@ -114,6 +121,10 @@ class ToolServer:
         self.event_store = event_store if event_store is not None else MemoryEventStore()
         self.calls = CallLimits(max_calls, max_calls_per_session)
         self.toolsets = tuple(toolsets) if toolsets else None
+        #: Tools per ``tools/list`` page (None: all of them in one).
+        self.page_size = page_size
+        self.cursors = Cursors(self.toolsets)
+        self.pages: Pages[types.Tool] = Pages(lambda tool: tool.name)
         self.reload_fn = reload
         #: ``[True]`` makes the server reload as soon as it runs (a SIGHUP came early).
         self.reload_pending: list[bool] = [False]
@@ -222,10 +233,29 @@ class ToolServer:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        # Availability probes (check_fn) may block: keep them off the event loop.
-        tools = await anyio.to_thread.run_sync(self.listed_tools)
-        # The typed result fills in what each protocol revision requires (resultType, ttlMs...).
-        return types.ListToolsResult(tools=tools)
+        cursor = params.cursor if params is not None else None
+        if cursor is None and self.page_size is None:  # one page: the whole list
+            # Availability probes (check_fn) may block: keep them off the event loop.
+            tools = await anyio.to_thread.run_sync(self.listed_tools)
+            # The typed result fills in what each protocol revision requires (resultType, ttlMs...).
+            return types.ListToolsResult(tools=tools)
+        try:
+            after = None if cursor is None else self.cursors.read(cursor)
+        except BadCursor as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        page, last = await anyio.to_thread.run_sync(self.list_page, after)
+        next_cursor = None if last is None else self.cursors.make(last)
+        return types.ListToolsResult(tools=page, next_cursor=next_cursor)
+
+    def list_page(self, after: str | None) -> tuple[list[types.Tool], str | None]:
+        """The offered tools whose names sort after ``after``, ``page_size`` of them at most.
+
+        Pages are cut from the list in name order (the registry's own order too), so
+        a cursor (the last name sent) continues where it was even if the list changed
+        in between. Also returns the last
+        name of the page when more tools follow (None: this is the last page).
+        """
+        return self.pages.page(self.listed_tools(), after, self.page_size)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

@@ -110,6 +110,13 @@ def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentP
         f"(default: {DEFAULT_MAX_CALLS_PER_SESSION})",
     )
     p.add_argument(
+        "--page-size",
+        metavar="N",
+        type=_positive,
+        help="tools per tools/list page; clients follow nextCursor for the rest "
+        "(default: every tool in one page, since some clients read only the first)",
+    )
+    p.add_argument(
         "--auth-token-file",
         metavar="PATH",
         type=_path,
@@ -208,6 +215,7 @@ def _serve(
         max_calls_per_session=args.max_calls_per_session,
         inline_refs=args.inline_refs,
         optional_as_absent=args.optional_as_absent,
+        page_size=args.page_size,
     )
     server.reload_pending = reload_first  # a SIGHUP that came while loading
     count = len(server.definitions())
