@@ -41,17 +41,7 @@ def test_bash_script_parses_and_completes_commands_and_options(capsys, tmp_path)
     assert all(command in text for command in COMMANDS)
 
     def complete(*words: str) -> list[str]:
-        line = " ".join(words)
-        done = shell_run(
-            "bash",
-            "-c",
-            f'source "{path}"; COMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; '
-            f'COMP_LINE="{line}"; COMP_POINT={len(line)}; '
-            f'_shtab_toolreg toolreg "{words[-1]}" "{words[-2]}"; '
-            'printf "%s\\n" "${COMPREPLY[@]}"',
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout.split()
+        return bash_complete(path, *words)[0]
 
     assert complete("toolreg", "se") == ["search", "serve"]
     assert complete("toolreg", "ser") == ["serve"]
