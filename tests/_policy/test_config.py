@@ -170,7 +170,7 @@ def test_relative_paths_resolve_against_the_config_folder_not_the_cwd(tmp_path, 
 
 ENTRY, X = "[plugins.entries.x]\n", "plugins.entries.x"
 ERRORS = [
-    ("colour = 1", "colour", "expected one of: dispatch, mcp, plugins, toolsets, tracing"),
+    ("colour = 1", "colour", "one of: dispatch, mcp, permissions, plugins, toolsets, tracing"),
     ("[tracing]\nenable = true", "tracing.enable", "key; did you mean 'enabled'?; expected"),
     ('[tracing]\nenabled = "yes"', "tracing.enabled", "expected true or false, got a string"),
     ("[plugins]\nenable = []", "plugins.enable", "did you mean 'enabled'?; expected one of: disab"),

@@ -1,0 +1,234 @@
+"""The operator's call-time permissions: ``deny``, ``ask`` and ``allow`` rules, and a default.
+
+Pure: rules in, a verdict out. A rule is a tool-name glob (or ``toolset:GLOB``,
+``pack:GLOB``), optionally followed by ``(arg=glob, ...)``; globs are
+``fnmatch.fnmatchcase`` globs, anchored at both ends and case-sensitive. Deny
+beats ask, ask beats allow, and a call no rule matches gets the default.
+
+What is worked out once per tool (:meth:`Permissions.for_tool`, the rules that
+can match its name, toolset and pack) lives in the dispatcher's per-tool plan,
+which every table write and every change of rules drops; the arguments are
+matched on every call.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, NamedTuple
+
+Verdict = Literal["allow", "ask", "deny"]
+#: The rule lists in the order they are consulted.
+LEVELS: tuple[Verdict, ...] = ("deny", "ask", "allow")
+VERDICTS = frozenset(LEVELS)
+#: The scopes a rule may name instead of a tool: ``toolset:web``, ``pack:toolreg-sqlite``.
+SCOPES = ("toolset", "pack")
+# An argument name as a tool's schema has it: no spaces, no separators of this syntax.
+_ARG_NAME = re.compile(r"[^\s=,()]+")
+# Arguments are split at a comma that starts the next ``name=``: a glob may hold
+# commas (a JSON list's) as long as no ``name=`` follows one.
+_NEXT_ARG = re.compile(r",(?=\s*[^\s=,()]+=)")
+
+
+class RuleError(ValueError):
+    """A rule that cannot be read; ``where`` is ``permissions.deny[2]``, say."""
+
+    def __init__(self, where: str, rule: Any, problem: str) -> None:
+        self.where = where
+        self.rule = rule
+        self.problem = problem
+        super().__init__(f"{where}: {rule!r}: {problem}")
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    return re.compile(fnmatch.translate(pattern))
+
+
+def stringify(value: Any) -> str:
+    """An argument's value as a rule's glob reads it: a str as is, anything else as
+    compact JSON (``true``, ``3``, ``null``, ``["a","b"]``, keys sorted)."""
+    if type(value) is str:
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    except (TypeError, ValueError):
+        return str(value)  # a value no JSON holds (validation off): its str
+
+
+class Rule(NamedTuple):
+    """One rule as the operator wrote it, compiled."""
+
+    level: Verdict
+    index: int
+    text: str
+    #: ``tool``, ``toolset`` or ``pack``: what the first glob is matched against.
+    scope: str
+    glob: str
+    matcher: re.Pattern[str]
+    #: ``(argument name, its glob, the compiled glob)``, in the order written.
+    args: tuple[tuple[str, str, re.Pattern[str]], ...]
+
+    @property
+    def where(self) -> str:
+        return f"permissions.{self.level}[{self.index}]"
+
+    def matches_args(self, args: Any) -> bool:
+        """Whether every argument glob matches its argument; an absent one never does."""
+        if type(args) is not dict:
+            return False  # not an object (validation off): no argument to read
+        for name, _, matcher in self.args:
+            if name not in args or matcher.match(stringify(args[name])) is None:
+                return False
+        return True
+
+
+def parse_rule(text: Any, level: Verdict, index: int) -> Rule:
+    """Read one rule; RuleError naming ``permissions.<level>[<index>]`` when malformed."""
+    where = f"permissions.{level}[{index}]"
+    if type(text) is not str:
+        raise RuleError(where, text, "a rule is a string")
+    if not text or text != text.strip():
+        raise RuleError(where, text, "a rule is a non-empty string without surrounding spaces")
+    head, paren, rest = text.partition("(")
+    arguments: tuple[tuple[str, str, re.Pattern[str]], ...] = ()
+    if paren:
+        if not rest.endswith(")"):
+            raise RuleError(where, text, "the argument list must end the rule with ')'")
+        arguments = _arguments(rest[:-1], where, text)
+    elif ")" in text:
+        raise RuleError(where, text, "')' without '('")
+    scope, colon, glob = head.partition(":")
+    if not colon:
+        scope, glob = "tool", head
+    elif scope not in SCOPES:
+        raise RuleError(
+            where, text, f"unknown scope {scope!r}: a rule names a tool, toolset:NAME or pack:ID"
+        )
+    if not glob or any(c.isspace() for c in glob):
+        what = "tool name" if scope == "tool" else scope
+        raise RuleError(where, text, f"expected a {what} glob without spaces, got {glob!r}")
+    return Rule(level, index, text, scope, glob, _glob(glob), arguments)
+
+
+def _arguments(inside: str, where: str, text: str) -> tuple[tuple[str, str, re.Pattern[str]], ...]:
+    if not inside.strip():
+        raise RuleError(where, text, "empty argument list: write arg=glob, or leave the () out")
+    seen: set[str] = set()
+    arguments = []
+    for piece in _NEXT_ARG.split(inside):
+        name, equals, glob = piece.lstrip().partition("=")
+        name = name.rstrip()
+        if not equals or not _ARG_NAME.fullmatch(name):
+            raise RuleError(
+                where, text, f"expected arg=glob in the argument list, got {piece.strip()!r}"
+            )
+        if name in seen:
+            raise RuleError(where, text, f"argument {name!r} is named twice")
+        seen.add(name)
+        arguments.append((name, glob, _glob(glob)))
+    return tuple(arguments)
+
+
+class Ruling(NamedTuple):
+    """What the rules say of one call: the verdict and the rule that gave it (None: the default)."""
+
+    verdict: Verdict
+    rule: Rule | None
+
+
+class ToolPermit:
+    """The rules that can match one tool, in precedence order; consulted on every call."""
+
+    __slots__ = ("candidates", "default")
+
+    def __init__(self, candidates: Sequence[Rule], default: Ruling) -> None:
+        self.candidates = tuple(candidates)
+        self.default = default
+
+    def decide(self, args: Any) -> Ruling:
+        for rule in self.candidates:
+            if not rule.args or rule.matches_args(args):
+                return Ruling(rule.level, rule)
+        return self.default
+
+
+class _Level:
+    """One level's rules, with its plain tool-name globs compiled into one regex."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.rules = tuple(rules)
+        plain = [r for r in rules if r.scope == "tool" and not r.args]
+        # One alternation answers "does any plain rule match this name?"; only
+        # then are the plain rules walked, to name the first that does.
+        self.plain_any = re.compile("|".join(fnmatch.translate(r.glob) for r in plain) or "(?!)")
+        self.plain = tuple(plain)
+
+
+class Permissions:
+    """The operator's ``[permissions]`` table, compiled: build it with :meth:`from_table`."""
+
+    def __init__(self, default: Verdict, rules: Mapping[Verdict, Sequence[Rule]]) -> None:
+        if default not in VERDICTS:
+            raise ValueError(f'default must be "allow", "ask" or "deny", got {default!r}')
+        self.default: Verdict = default
+        self.rules: dict[Verdict, tuple[Rule, ...]] = {
+            level: tuple(rules.get(level, ())) for level in LEVELS
+        }
+        self._levels = [_Level(self.rules[level]) for level in LEVELS]
+        self._default = Ruling(default, None)
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any]) -> Permissions:
+        """From the TOML table's shape: ``{"default": ..., "deny": [...], ...}``.
+
+        RuleError (a ValueError) names the first malformed rule; ValueError for
+        an unknown key or a bad default.
+        """
+        unknown = set(table) - {"default", *LEVELS}
+        if unknown:
+            raise ValueError(
+                f"unknown key(s) {sorted(unknown)}; expected default, deny, ask, allow"
+            )
+        rules: dict[Verdict, list[Rule]] = {}
+        for level in LEVELS:
+            written = table.get(level, ())
+            if isinstance(written, str) or not isinstance(written, Iterable):
+                raise ValueError(f"permissions.{level} must be a list of rule strings")
+            rules[level] = [parse_rule(text, level, i) for i, text in enumerate(written)]
+        return cls(table.get("default", "allow"), rules)
+
+    def all_rules(self) -> list[Rule]:
+        """Every rule, in precedence order."""
+        return [rule for level in LEVELS for rule in self.rules[level]]
+
+    def for_tool(self, name: str, toolset: str, pack: str | None) -> ToolPermit:
+        """The rules that can match calls of tool ``name`` of ``toolset``, made by ``pack``."""
+        candidates = []
+        for level in self._levels:
+            plain = None
+            if level.plain_any.match(name) is not None:
+                plain = next(r for r in level.plain if r.matcher.match(name))
+            for rule in level.rules:
+                if rule is plain:
+                    candidates.append(rule)
+                    break  # it matches every call: nothing after it is reached
+                if rule.scope == "tool" and not rule.args:
+                    continue  # a plain rule that does not match this name
+                subject = (
+                    name if rule.scope == "tool" else toolset if rule.scope == "toolset" else pack
+                )
+                if subject is not None and rule.matcher.match(subject) is not None:
+                    if not rule.args:
+                        candidates.append(rule)
+                        break
+                    candidates.append(rule)
+            else:
+                continue
+            break
+        return ToolPermit(candidates, self._default)
+
+    def decide(self, name: str, toolset: str, pack: str | None, args: Any) -> Ruling:
+        """The verdict on one call (``for_tool(...).decide(args)``)."""
+        return self.for_tool(name, toolset, pack).decide(args)
