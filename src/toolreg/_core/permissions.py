@@ -17,6 +17,7 @@ import fnmatch
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
 Verdict = Literal["allow", "ask", "deny"]
@@ -167,17 +168,28 @@ class _Level:
 
 
 class Permissions:
-    """The operator's ``[permissions]`` table, compiled: build it with :meth:`from_table`."""
+    """The operator's ``[permissions]`` table, compiled: build it with :meth:`from_table`.
+
+    Read-only once made: a change of rules is a new object, installed by the host.
+    """
+
+    __slots__ = ("_rules", "_levels", "_default")
 
     def __init__(self, default: Verdict, rules: Mapping[Verdict, Sequence[Rule]]) -> None:
         if default not in VERDICTS:
             raise ValueError(f'default must be "allow", "ask" or "deny", got {default!r}')
-        self.default: Verdict = default
-        self.rules: dict[Verdict, tuple[Rule, ...]] = {
-            level: tuple(rules.get(level, ())) for level in LEVELS
-        }
-        self._levels = [_Level(self.rules[level]) for level in LEVELS]
+        self._rules = MappingProxyType({level: tuple(rules.get(level, ())) for level in LEVELS})
+        self._levels = tuple(_Level(self._rules[level]) for level in LEVELS)
         self._default = Ruling(default, None)
+
+    @property
+    def default(self) -> Verdict:
+        return self._default.verdict
+
+    @property
+    def rules(self) -> Mapping[Verdict, tuple[Rule, ...]]:
+        """Each level's rules, in the order written."""
+        return self._rules
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any]) -> Permissions:
