@@ -143,20 +143,22 @@ def test_permissions_run_before_the_hooks_which_see_parsed_valid_arguments(trace
     assert len(hooks.seen) == 2
 
 
-def test_installed_permissions_make_no_tool_hot_and_removing_them_restores_it():
+def test_under_permissions_no_hot_entry_reaches_the_handler_unchecked():
     t = Traced()
     t.add("read_file")
     t.reg.dispatch("read_file", {})
     dispatcher = t.reg._dispatcher
-    assert "read_file" in dispatcher.hot
+    handler = dispatcher._plans["read_file"].handler
+    assert dispatcher.hot["read_file"][1] is handler, "plain: the handler is called right away"
     t.reg.set_permissions({"deny": ["read_file"]})
     assert dispatcher.hot == {}
     for _ in range(3):
         assert error(t.reg.dispatch("read_file", {}))["code"] == "denied"
-    assert dispatcher.hot == {}
+    assert dispatcher.hot["read_file"][1] is not handler, "its hot entry is the checked call"
+    assert len(t.ran) == 1, "only the call before the rules ran"
     t.reg.set_permissions(None)
     assert t.reg.dispatch("read_file", {}) == "read_file ran"
-    assert "read_file" in dispatcher.hot
+    assert dispatcher.hot["read_file"][1] is handler
 
 
 def test_a_table_write_rebuilds_what_a_tool_is_matched_against():

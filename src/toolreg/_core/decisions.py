@@ -118,12 +118,28 @@ class DecisionLog:
             self._items.append(dataclasses.replace(decision, seq=seq))
 
     def record_call(
-        self, action: Action, tool: str, toolset: str, owner: str, reason: str, rule: str | None
+        self,
+        action: Action,
+        tool: str,
+        toolset: str,
+        owner: str,
+        reason: str,
+        rule: str | None,
+        tally: list[int],
+        slot: int,
     ) -> None:
-        """Log a call the operator's permissions judged; any thread, every judged call."""
+        """Log a call the operator's permissions judged, and add one to ``tally[slot]``
+        under the same lock; any thread, every judged call."""
+        now = _now()
         with self._seq_lock:
             self._seq = seq = self._seq + 1
-            self._calls.append((seq, _now(), action, tool, toolset, owner, reason, rule))
+            tally[slot] += 1
+            self._calls.append((seq, now, action, tool, toolset, owner, reason, rule))
+
+    def add_to_tally(self, tally: list[int], slot: int) -> None:
+        """``tally[slot] += 1`` under the log's lock, as ``record_call`` counts."""
+        with self._seq_lock:
+            tally[slot] += 1
 
     def record(
         self,

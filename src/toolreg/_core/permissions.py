@@ -132,7 +132,7 @@ def _arguments(inside: str, where: str, text: str) -> tuple[tuple[str, str, re.P
     return tuple(arguments)
 
 
-class Ruling(NamedTuple):
+class CallRuling(NamedTuple):
     """What the rules say of one call: the verdict and the rule that gave it (None: the default)."""
 
     verdict: Verdict
@@ -144,15 +144,32 @@ class ToolPermit:
 
     __slots__ = ("candidates", "default")
 
-    def __init__(self, candidates: Sequence[Rule], default: Ruling) -> None:
+    def __init__(self, candidates: Sequence[Rule], default: Verdict) -> None:
         self.candidates = tuple(candidates)
         self.default = default
 
-    def decide(self, args: Any) -> Ruling:
+    def deciding_rule(self, args: Any) -> Rule | None:
+        """The rule that decides a call with ``args``; None when the default does."""
         for rule in self.candidates:
-            if not rule.args or rule.matches_args(args):
-                return Ruling(rule.level, rule)
-        return self.default
+            checks = rule.args
+            if not checks:
+                return rule
+            if type(args) is not dict:
+                continue  # not an object (validation off): no argument to read
+            # Rule.matches_args, inlined: this runs on every call.
+            for name, _, matcher in checks:
+                if name not in args:
+                    break
+                value = args[name]
+                if matcher.match(value if type(value) is str else stringify(value)) is None:
+                    break
+            else:
+                return rule
+        return None
+
+    def decide(self, args: Any) -> CallRuling:
+        rule = self.deciding_rule(args)
+        return CallRuling(self.default if rule is None else rule.level, rule)
 
 
 class _Level:
@@ -180,11 +197,11 @@ class Permissions:
             raise ValueError(f'default must be "allow", "ask" or "deny", got {default!r}')
         self._rules = MappingProxyType({level: tuple(rules.get(level, ())) for level in LEVELS})
         self._levels = tuple(_Level(self._rules[level]) for level in LEVELS)
-        self._default = Ruling(default, None)
+        self._default: Verdict = default
 
     @property
     def default(self) -> Verdict:
-        return self._default.verdict
+        return self._default
 
     @property
     def rules(self) -> Mapping[Verdict, tuple[Rule, ...]]:
@@ -241,6 +258,6 @@ class Permissions:
             break
         return ToolPermit(candidates, self._default)
 
-    def decide(self, name: str, toolset: str, pack: str | None, args: Any) -> Ruling:
+    def decide(self, name: str, toolset: str, pack: str | None, args: Any) -> CallRuling:
         """The verdict on one call (``for_tool(...).decide(args)``)."""
         return self.for_tool(name, toolset, pack).decide(args)

@@ -103,7 +103,25 @@ class Dispatcher:
             self.hot.pop(name, None)
         if self._wrapped:
             self.hot.pop(name, None)
+            if self._judge is not None and self._dispatch_hooks is None and self._tracing is None:
+                self._guard_hot(name, judge, plan)
         return plan
+
+    def _guard_hot(self, name: str, judge: CallJudge | None, plan: Plan) -> None:
+        """Under permissions alone, a tool's hot entry is its guarded call: ``dispatch``
+        finds it without a failed lookup, and it checks every call (as every route does)."""
+
+        def guarded(args: Any) -> str | dict[str, Any]:
+            return self._dispatch_cold(name, args)
+
+        if self._plans.get(name) is not plan:
+            return  # dropped as stale: not served
+        self.hot[name] = (guarded, guarded, None, plan)
+        # Hooks, tracing or other rules installed meanwhile dropped the hot entries
+        # first; ours must go too. (``guarded`` reads them live, so it would still
+        # run them; it is dropped so the hot table says what is hot.)
+        if self._judge is not judge or self._dispatch_hooks is not None or self._tracing:
+            self.hot.pop(name, None)
 
     def _drop_plans(self) -> None:
         self.hot.clear()
@@ -167,6 +185,8 @@ class Dispatcher:
     def _dispatch_cold(self, name: str, args: Any) -> str | dict[str, Any]:
         """A plain call of a tool that is not hot: wrapped, unknown, not planned yet, or slow."""
         if self._wrapped:
+            if self._tracing is None:  # a frame less for the usual wrapped call
+                return self._guarded_dispatch(name, args, {}, None)
             return self._wrapped_dispatch(name, args, None, {})
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
@@ -424,7 +444,7 @@ class Dispatcher:
                 return problem
             judge = self._judge
             if judge is not None and plan.permit is not None:
-                refusal = judge.check(plan, plan.pack, args, approve, self._approver)
+                refusal = judge.check(plan, args, approve, self._approver)
                 if refusal is not None:
                     return refusal
             hooks = self._dispatch_hooks
@@ -455,7 +475,7 @@ class Dispatcher:
                 return problem
             judge = self._judge
             if judge is not None and plan.permit is not None:
-                refusal = await judge.acheck(plan, plan.pack, args, approve, self._approver)
+                refusal = await judge.acheck(plan, args, approve, self._approver)
                 if refusal is not None:
                     return refusal
             hooks = self._dispatch_hooks

@@ -8,7 +8,6 @@ None lets the call through; a str is the tool_error the model reads instead.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -98,44 +97,51 @@ def _arguments_for(args: Any) -> Any:
         return dict(args) if isinstance(args, dict) else args
 
 
+#: The tally slots of a rule: calls it let through, calls it stopped, calls put to an approver.
+ALLOWED, DENIED, ASKED = 0, 1, 2
+
+
 class CallJudge:
-    """Installed permissions, the tally per rule, and the decision log they write to."""
+    """Installed permissions, the tally per rule, and the decision log they write to.
+
+    What a call records is worked out when the rules are installed (each rule's
+    reasons, its tally), so a judged call costs a rule match and one log append.
+    """
 
     def __init__(self, permissions: Permissions, log: DecisionLog, callers: Callers) -> None:
         self.permissions = permissions
         self._log = log
         self._callers = callers
-        self._lock = threading.Lock()
-        #: rule (None: the default) → [allowed, denied, asked]
-        self._tally: dict[Rule | None, list[int]] = {}
+        rules: list[Rule | None] = [*permissions.all_rules(), None]
+        #: rule (None: the default) → [allowed, denied, asked]; every key made here, so a
+        #: call only adds, under the log's lock.
+        self._tally: dict[Rule | None, list[int]] = {rule: [0, 0, 0] for rule in rules}
+        #: rule → (its text, the reason an allowed call records, a denied one's, its tally)
+        self._records = {
+            rule: (
+                None if rule is None else rule.text,
+                f"by {_named(rule, 'allow')}",
+                f"by {_named(rule, 'deny')}",
+                self._tally[rule],
+            )
+            for rule in rules
+        }
 
     def permit_for(self, plan: Plan, owner: str | None) -> ToolPermit:
         entry = plan.entry
         return self.permissions.for_tool(entry.name, entry.toolset, owner)
 
-    # -- records ---------------------------------------------------------------
-
-    def _record(
-        self, plan: Plan, owner: str, action: Any, rule: Rule | None, reason: str, allowed: bool
-    ) -> None:
-        with self._lock:
-            counts = self._tally.get(rule)
-            if counts is None:
-                counts = self._tally[rule] = [0, 0, 0]
-            counts[0 if allowed else 1] += 1
-            if action == "asked":
-                counts[2] += 1
+    def _record(self, plan: Plan, action: Any, rule: Rule | None, reason: str, slot: int) -> None:
         entry = plan.entry
-        text = None if rule is None else rule.text
-        self._log.record_call(action, entry.name, entry.toolset, owner, reason, text)
+        text, _, _, tally = self._records[rule]
+        self._log.record_call(
+            action, entry.name, entry.toolset, plan.pack, reason, text, tally, slot
+        )
 
     def counts(self) -> list[dict[str, Any]]:
         """Per rule, in precedence order, then the default: how many calls it decided."""
-        with self._lock:
-            tally = {rule: list(counts) for rule, counts in self._tally.items()}
         rows = []
-        for rule in [*self.permissions.all_rules(), None]:
-            allowed, denied_, asked = tally.get(rule, (0, 0, 0))
+        for rule, (allowed, denied_, asked) in self._tally.items():
             rows.append(
                 {
                     "rule": None if rule is None else rule.text,
@@ -150,14 +156,26 @@ class CallJudge:
 
     # -- judging ----------------------------------------------------------------
 
-    def check(self, plan: Plan, owner: str, args: Any, approve: Any, approver: Any) -> str | None:
+    def check(self, plan: Plan, args: Any, approve: Any, approver: Any) -> str | None:
         """None to let the call run, or the tool_error that replaces it (sync dispatch)."""
-        verdict, rule = plan.permit.decide(args)  # type: ignore[union-attr]
+        permit = plan.permit
+        rule = permit.deciding_rule(args)  # type: ignore[union-attr]
+        verdict = permit.default if rule is None else rule.level  # type: ignore[union-attr]
         if verdict != "ask":
-            return self._settled(plan, owner, verdict, rule)
+            entry = plan.entry
+            text, allowed, denied_, tally = self._records[rule]
+            if verdict == "allow":
+                self._log.record_call(
+                    "allowed", entry.name, entry.toolset, plan.pack, allowed, text, tally, ALLOWED
+                )
+                return None
+            self._log.record_call(
+                "denied", entry.name, entry.toolset, plan.pack, denied_, text, tally, DENIED
+            )
+            return denied(entry.name, rule)
         fn, refusal = self._approver_of(approve, approver)
         if fn is None:
-            return self._unanswered(plan, owner, rule, refusal)
+            return self._unanswered(plan, rule, refusal)
         try:
             answer = fn(plan.entry.name, _arguments_for(args), None if rule is None else rule.text)
             if _awaitable(answer):
@@ -166,19 +184,19 @@ class CallJudge:
             raise
         except BaseException as exc:
             answer = self._failed(plan, exc)
-        return self._answered(plan, owner, rule, answer)
+        return self._answered(plan, rule, answer)
 
-    async def acheck(
-        self, plan: Plan, owner: str, args: Any, approve: Any, approver: Any
-    ) -> str | None:
+    async def acheck(self, plan: Plan, args: Any, approve: Any, approver: Any) -> str | None:
         """``check`` for async dispatch: an async approver is awaited, a sync one runs in a
         worker thread, off the event loop."""
-        verdict, rule = plan.permit.decide(args)  # type: ignore[union-attr]
+        permit = plan.permit
+        rule = permit.deciding_rule(args)  # type: ignore[union-attr]
+        verdict = permit.default if rule is None else rule.level  # type: ignore[union-attr]
         if verdict != "ask":
-            return self._settled(plan, owner, verdict, rule)
+            return self.check(plan, args, None, None)
         fn, refusal = self._approver_of(approve, approver)
         if fn is None:
-            return self._unanswered(plan, owner, rule, refusal)
+            return self._unanswered(plan, rule, refusal)
         import asyncio
         import inspect
 
@@ -195,15 +213,7 @@ class CallJudge:
             if isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)):
                 raise
             answer = self._failed(plan, exc)
-        return self._answered(plan, owner, rule, answer)
-
-    def _settled(self, plan: Plan, owner: str, verdict: str, rule: Rule | None) -> str | None:
-        """A call a rule (or the default) allows or denies outright."""
-        if verdict == "allow":
-            self._record(plan, owner, "allowed", rule, f"by {_named(rule, 'allow')}", True)
-            return None
-        self._record(plan, owner, "denied", rule, f"by {_named(rule, 'deny')}", False)
-        return denied(plan.entry.name, rule)
+        return self._answered(plan, rule, answer)
 
     def _approver_of(self, approve: Any, approver: Any) -> tuple[Any, str]:
         """The approver that answers this call (a per-call one first), or (None, why not)."""
@@ -221,21 +231,25 @@ class CallJudge:
         logger.error("The approver failed on a call of %s: %s", plan.entry.name, described)
         return ("deny", f"the approver failed ({described})")
 
-    def _unanswered(self, plan: Plan, owner: str, rule: Rule | None, refusal: str) -> str:
+    def _unanswered(self, plan: Plan, rule: Rule | None, refusal: str) -> str:
         name = plan.entry.name
         if refusal:
-            self._record(plan, owner, "asked", rule, f"denied: {refusal}", False)
+            self._asked(plan, rule, f"denied: {refusal}", DENIED)
             return approver_denied(name, rule, refusal)
-        self._record(plan, owner, "asked", rule, "denied: no approver (approval required)", False)
+        self._asked(plan, rule, "denied: no approver (approval required)", DENIED)
         return approval_required(name, rule)
 
-    def _answered(self, plan: Plan, owner: str, rule: Rule | None, answer: Any) -> str | None:
+    def _answered(self, plan: Plan, rule: Rule | None, answer: Any) -> str | None:
         allowed, reason = read_answer(answer)
         if allowed:
-            self._record(plan, owner, "asked", rule, "allowed by the approver", True)
+            self._asked(plan, rule, "allowed by the approver", ALLOWED)
             return None
-        self._record(plan, owner, "asked", rule, f"denied by the approver: {reason}", False)
+        self._asked(plan, rule, f"denied by the approver: {reason}", DENIED)
         return approver_denied(plan.entry.name, rule, reason)
+
+    def _asked(self, plan: Plan, rule: Rule | None, reason: str, slot: int) -> None:
+        self._record(plan, "asked", rule, reason, slot)
+        self._log.add_to_tally(self._tally[rule], ASKED)
 
 
 def _awaitable(value: Any) -> bool:
