@@ -89,7 +89,7 @@ def _call_decision(raw: _CallRaw) -> Decision:
 
 
 def _seq_of(item: Decision | _Raw | _CallRaw) -> int:
-    return item.seq if type(item) is Decision else item[0]  # type: ignore[union-attr,index]
+    return item.seq if isinstance(item, Decision) else item[0]
 
 
 class DecisionLog:

@@ -62,7 +62,8 @@ class Rule(NamedTuple):
     """One rule as the operator wrote it, compiled."""
 
     level: Verdict
-    index: int
+    #: Its place in its level's list: ``permissions.<level>[<position>]``.
+    position: int
     text: str
     #: ``tool``, ``toolset`` or ``pack``: what the first glob is matched against.
     scope: str
@@ -73,7 +74,7 @@ class Rule(NamedTuple):
 
     @property
     def where(self) -> str:
-        return f"permissions.{self.level}[{self.index}]"
+        return f"permissions.{self.level}[{self.position}]"
 
     def matches_args(self, args: Any) -> bool:
         """Whether every argument glob matches its argument; an absent one never does."""

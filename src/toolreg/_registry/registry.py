@@ -385,11 +385,12 @@ class ToolRegistry:
         or the table's shape, ``{"default": "ask", "deny": [...], ...}`` (ValueError
         naming a malformed rule). ``apply_config`` calls this. See docs/permissions.md.
         """
-        if permissions is not None and not hasattr(permissions, "for_tool"):
-            from .._core.permissions import Permissions
+        if permissions is not None:
+            from .._core.permissions import Permissions  # imported on use: most hosts have none
 
-            permissions = Permissions.from_table(permissions)  # type: ignore[arg-type]
-        self._dispatch.set_permissions(permissions)  # type: ignore[arg-type]
+            if not isinstance(permissions, Permissions):
+                permissions = Permissions.from_table(permissions)
+        self._dispatch.set_permissions(permissions)
 
     @property
     def permissions(self) -> Permissions | None:
