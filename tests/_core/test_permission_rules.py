@@ -129,3 +129,20 @@ def test_from_table_refuses_unknown_keys_and_defaults():
         Permissions.from_table({"default": "maybe"})
     with pytest.raises(ValueError, match="list of rule strings"):
         Permissions.from_table({"deny": "terminal"})
+
+
+def test_consecutive_rules_on_one_argument_still_name_the_first_that_matches():
+    table = {
+        "deny": ["f(p=/a/*)", "f(p=/b/*)", "f(p=*x*)", "f(q=1)", "f(p=/c/*)", "f(p=3, q=4)"],
+        "ask": ["f(p=/d/*)", "f(p=/e/*)"],
+    }
+    assert decide(table, "f", {"p": "/b/x"}) == ("deny", "f(p=/b/*)")
+    assert decide(table, "f", {"p": "/a/x"}) == ("deny", "f(p=/a/*)")
+    assert decide(table, "f", {"p": "/z/x"}) == ("deny", "f(p=*x*)")
+    assert decide(table, "f", {"p": "/c/y", "q": 1}) == ("deny", "f(q=1)")
+    assert decide(table, "f", {"p": "/c/y"}) == ("deny", "f(p=/c/*)")
+    assert decide(table, "f", {"p": 3, "q": 4}) == ("deny", "f(p=3, q=4)")
+    assert decide(table, "f", {"p": "/e/y"}) == ("ask", "f(p=/e/*)")
+    assert decide(table, "f", {"p": "/y"}) == ("allow", None)
+    assert decide(table, "f", {"q": "/d/"}) == ("allow", None)
+    assert decide(table, "f", ["/a/x"]) == ("allow", None)

@@ -24,6 +24,8 @@ Verdict = Literal["allow", "ask", "deny"]
 #: The rule lists in the order they are consulted.
 LEVELS: tuple[Verdict, ...] = ("deny", "ask", "allow")
 VERDICTS = frozenset(LEVELS)
+#: How records and tallies name the default, beside ``permissions.deny[0]`` and the like.
+DEFAULT_WHERE = "permissions.default"
 #: The scopes a rule may name instead of a tool: ``toolset:web``, ``pack:toolreg-sqlite``.
 SCOPES = ("toolset", "pack")
 # An argument name as a tool's schema has it: no spaces, no separators of this syntax.
@@ -71,10 +73,8 @@ class Rule(NamedTuple):
     matcher: re.Pattern[str]
     #: ``(argument name, its glob, the compiled glob)``, in the order written.
     args: tuple[tuple[str, str, re.Pattern[str]], ...]
-
-    @property
-    def where(self) -> str:
-        return f"permissions.{self.level}[{self.position}]"
+    #: ``permissions.<level>[<position>]``: how errors, records and tallies name it.
+    where: str
 
     def matches_args(self, args: Any) -> bool:
         """Whether every argument glob matches its argument; an absent one never does."""
@@ -111,7 +111,7 @@ def parse_rule(text: Any, level: Verdict, index: int) -> Rule:
     if not glob or any(c.isspace() for c in glob):
         what = "tool name" if scope == "tool" else scope
         raise RuleError(where, text, f"expected a {what} glob without spaces, got {glob!r}")
-    return Rule(level, index, text, scope, glob, _glob(glob), arguments)
+    return Rule(level, index, text, scope, glob, _glob(glob), arguments, where)
 
 
 def _arguments(inside: str, where: str, text: str) -> tuple[tuple[str, str, re.Pattern[str]], ...]:
@@ -140,21 +140,73 @@ class CallRuling(NamedTuple):
     rule: Rule | None
 
 
+class _Group:
+    """Consecutive rules that each test one same argument: one regex tells whether any
+    of them matches, so a call that none decides costs one match, not one per rule."""
+
+    __slots__ = ("name", "any", "rules")
+
+    def __init__(self, name: str, combined: re.Pattern[str], rules: tuple[Rule, ...]) -> None:
+        self.name = name
+        self.any = combined
+        self.rules = rules
+
+
+def _steps(candidates: Sequence[Rule]) -> tuple[Rule | _Group, ...]:
+    steps: list[Rule | _Group] = []
+    run: list[Rule] = []
+
+    def close() -> None:
+        if len(run) > 1:
+            combined = "|".join(f"(?:{rule.args[0][2].pattern})" for rule in run)
+            try:
+                steps.append(_Group(run[0].args[0][0], re.compile(combined), tuple(run)))
+            except re.error:  # globs whose translations cannot share one pattern
+                steps.extend(run)
+        else:
+            steps.extend(run)
+        run.clear()
+
+    for rule in candidates:
+        if len(rule.args) == 1 and (not run or run[0].args[0][0] == rule.args[0][0]):
+            run.append(rule)
+            continue
+        close()
+        if len(rule.args) == 1:
+            run.append(rule)
+        else:
+            steps.append(rule)
+    close()
+    return tuple(steps)
+
+
 class ToolPermit:
     """The rules that can match one tool, in precedence order; consulted on every call."""
 
-    __slots__ = ("candidates", "default")
+    __slots__ = ("candidates", "default", "_steps")
 
     def __init__(self, candidates: Sequence[Rule], default: Verdict) -> None:
         self.candidates = tuple(candidates)
         self.default = default
+        self._steps = _steps(self.candidates)
 
     def deciding_rule(self, args: Any) -> Rule | None:
         """The rule that decides a call with ``args``; None when the default does."""
-        for rule in self.candidates:
-            checks = rule.args
+        for step in self._steps:
+            if type(step) is _Group:
+                if type(args) is not dict or step.name not in args:
+                    continue
+                value = args[step.name]
+                text = value if type(value) is str else stringify(value)
+                if step.any.match(text) is None:
+                    continue
+                for rule in step.rules:  # one does: the first of them decides
+                    if rule.args[0][2].match(text) is not None:
+                        return rule
+                continue
+            checks = step.args  # type: ignore[union-attr]
             if not checks:
-                return rule
+                return step  # type: ignore[return-value]
             if type(args) is not dict:
                 continue  # not an object (validation off): no argument to read
             # Rule.matches_args, inlined: this runs on every call.
@@ -165,7 +217,7 @@ class ToolPermit:
                 if matcher.match(value if type(value) is str else stringify(value)) is None:
                     break
             else:
-                return rule
+                return step  # type: ignore[return-value]
         return None
 
     def decide(self, args: Any) -> CallRuling:

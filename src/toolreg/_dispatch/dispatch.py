@@ -112,7 +112,9 @@ class Dispatcher:
         finds it without a failed lookup, and it checks every call (as every route does)."""
 
         def guarded(args: Any) -> str | dict[str, Any]:
-            return self._dispatch_cold(name, args)
+            if self._tracing is None:
+                return self._guarded_dispatch(name, args, {}, None)
+            return self._wrapped_dispatch(name, args, None, {})
 
         if self._plans.get(name) is not plan:
             return  # dropped as stale: not served
@@ -439,7 +441,10 @@ class Dispatcher:
                 return unknown(name, self._table.tools)
             # Permissions and hooks read the arguments as the handler will: parsed
             # from JSON, and valid.
-            args, problem = checked(plan, args)
+            if type(args) is dict:  # ``checked``'s answer for a dict, without its call
+                problem = plan.check(args) if plan.check is not None else None
+            else:
+                args, problem = checked(plan, args)
             if problem is not None:
                 return problem
             judge = self._judge

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .._contract.results import clip, describe_exception, printable, tool_error
+from .._core.permissions import DEFAULT_WHERE
 from .async_bridge import run_coroutine
 
 if TYPE_CHECKING:
@@ -113,19 +114,21 @@ class CallJudge:
         self._log = log
         self._callers = callers
         rules: list[Rule | None] = [*permissions.all_rules(), None]
-        #: rule (None: the default) → [allowed, denied, asked]; every key made here, so a
-        #: call only adds, under the log's lock.
-        self._tally: dict[Rule | None, list[int]] = {rule: [0, 0, 0] for rule in rules}
-        #: rule → (its text, the reason an allowed call records, a denied one's, its tally)
+        #: where (``permissions.deny[0]``, ``permissions.default``) → [allowed, denied,
+        #: asked]; every key made here, so a call only adds, under the log's lock.
+        self._tally: dict[str, list[int]] = {_where(rule): [0, 0, 0] for rule in rules}
+        #: where → (the rule's text, the reason an allowed call records, a denied
+        #: one's, its tally); keyed by the rule's ``where``, a str whose hash is kept.
         self._records = {
-            rule: (
+            _where(rule): (
                 None if rule is None else rule.text,
                 f"by {_named(rule, 'allow')}",
                 f"by {_named(rule, 'deny')}",
-                self._tally[rule],
+                self._tally[_where(rule)],
             )
             for rule in rules
         }
+        self._rules = rules
 
     def permit_for(self, plan: Plan, owner: str | None) -> ToolPermit:
         entry = plan.entry
@@ -133,7 +136,7 @@ class CallJudge:
 
     def _record(self, plan: Plan, action: Any, rule: Rule | None, reason: str, slot: int) -> None:
         entry = plan.entry
-        text, _, _, tally = self._records[rule]
+        text, _, _, tally = self._records[_where(rule)]
         self._log.record_call(
             action, entry.name, entry.toolset, plan.pack, reason, text, tally, slot
         )
@@ -141,11 +144,12 @@ class CallJudge:
     def counts(self) -> list[dict[str, Any]]:
         """Per rule, in precedence order, then the default: how many calls it decided."""
         rows = []
-        for rule, (allowed, denied_, asked) in self._tally.items():
+        for rule in self._rules:
+            allowed, denied_, asked = self._tally[_where(rule)]
             rows.append(
                 {
                     "rule": None if rule is None else rule.text,
-                    "where": "permissions.default" if rule is None else rule.where,
+                    "where": _where(rule),
                     "verdict": self.permissions.default if rule is None else rule.level,
                     "allowed": allowed,
                     "denied": denied_,
@@ -163,7 +167,9 @@ class CallJudge:
         verdict = permit.default if rule is None else rule.level  # type: ignore[union-attr]
         if verdict != "ask":
             entry = plan.entry
-            text, allowed, denied_, tally = self._records[rule]
+            text, allowed, denied_, tally = self._records[
+                DEFAULT_WHERE if rule is None else rule.where
+            ]
             if verdict == "allow":
                 self._log.record_call(
                     "allowed", entry.name, entry.toolset, plan.pack, allowed, text, tally, ALLOWED
@@ -249,7 +255,11 @@ class CallJudge:
 
     def _asked(self, plan: Plan, rule: Rule | None, reason: str, slot: int) -> None:
         self._record(plan, "asked", rule, reason, slot)
-        self._log.add_to_tally(self._tally[rule], ASKED)
+        self._log.add_to_tally(self._tally[_where(rule)], ASKED)
+
+
+def _where(rule: Rule | None) -> str:
+    return DEFAULT_WHERE if rule is None else rule.where
 
 
 def _awaitable(value: Any) -> bool:
