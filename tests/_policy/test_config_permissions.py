@@ -86,3 +86,15 @@ def test_a_config_without_permissions_makes_no_dispatcher():
     reg = ToolRegistry()
     apply_config(parse_config(""), reg)
     assert reg._dispatch.made is None, "nothing to install: the dispatch layer stays unmade"
+
+
+@pytest.mark.parametrize("page", ["permissions.md", "operators.md"])
+def test_the_documented_tables_parse(page):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / page).read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "[permissions]" in b]
+    assert blocks
+    for block in blocks:
+        assert parse_config(block).permissions is not None

@@ -152,7 +152,8 @@ class ToolRegistry:
         return self._table.aliases()
 
     def decisions(self, since: int = 0) -> list[Decision]:
-        """Registration decisions after sequence ``since``, oldest first (bounded log)."""
+        """Registration decisions, and calls the operator's permissions judged, after
+        sequence ``since``, oldest first (bounded log)."""
         return self._log.snapshot(since)
 
     @property
