@@ -387,3 +387,23 @@ def test_no_permissions_no_records_and_no_counts():
     t.reg.dispatch("a", {})
     assert [d.action for d in t.reg.decisions()] == ["registered"]
     assert t.reg.permission_counts() == []
+
+
+def test_a_plan_made_before_the_rules_is_judged_by_them_all_the_same():
+    # A call racing set_permissions may hold a plan made before it: simulated by
+    # installing rules without dropping the plans.
+    from toolreg._core.permissions import Permissions
+    from toolreg._dispatch.permission_check import CallJudge
+
+    t = Traced()
+    t.add("terminal")
+    t.reg.dispatch("terminal", {})
+    dispatcher = t.reg._dispatcher
+    permissions = Permissions.from_table({"deny": ["terminal"]})
+    dispatcher._judge = CallJudge(permissions, dispatcher._log, dispatcher._callers)
+    dispatcher._wrapped = True
+    dispatcher.hot.clear()
+    assert dispatcher._plans["terminal"].judge is None
+    assert error(t.reg.dispatch("terminal", {}))["code"] == "denied"
+    assert error(asyncio.run(t.reg.adispatch("terminal", {})))["code"] == "denied"
+    assert len(t.ran) == 1

@@ -87,9 +87,10 @@ class Dispatcher:
         handler = made_by(self._table.maker_of(name), entry.handler)
         plan = Plan(entry, handler, quick_checker(argument_check), validates, options.timeout)
         judge = self._judge
+        plan.pack = self._table.get_owner(name) or ""
         if judge is not None:
-            plan.pack = self._table.get_owner(name) or ""
             plan.permit = judge.permit_for(plan, plan.pack)
+            plan.judge = judge
         self._plans[name] = plan
         if plan.timeout is None and not entry.is_async and not self._wrapped:
             hot = hot_path(plan, argument_check)
@@ -448,7 +449,7 @@ class Dispatcher:
             if problem is not None:
                 return problem
             judge = self._judge
-            if judge is not None and plan.permit is not None:
+            if judge is not None:
                 refusal = judge.check(plan, args, approve, self._approver)
                 if refusal is not None:
                     return refusal
@@ -479,7 +480,7 @@ class Dispatcher:
             if problem is not None:
                 return problem
             judge = self._judge
-            if judge is not None and plan.permit is not None:
+            if judge is not None:
                 refusal = await judge.acheck(plan, args, approve, self._approver)
                 if refusal is not None:
                     return refusal

@@ -20,6 +20,7 @@ from .workers import WorkerInterrupt
 
 if TYPE_CHECKING:
     from .._core.permissions import ToolPermit
+    from .permission_check import CallJudge
 
 
 def parsed(name: str, args: Any) -> tuple[Any, str | None]:
@@ -82,7 +83,17 @@ class DispatchHooks(Protocol):
 class Plan:
     """What dispatch needs for one entry, worked out once: the checker, the deadline."""
 
-    __slots__ = ("entry", "handler", "check", "validates", "timeout", "fast", "permit", "pack")
+    __slots__ = (
+        "entry",
+        "handler",
+        "check",
+        "validates",
+        "timeout",
+        "fast",
+        "permit",
+        "judge",
+        "pack",
+    )
 
     def __init__(
         self,
@@ -104,6 +115,8 @@ class Plan:
         #: The operator's rules that can match this tool's calls, while permissions
         #: are installed (the plan is dropped when they change, as on every write).
         self.permit: ToolPermit | None = None
+        #: The installed permissions ``permit`` was worked out from.
+        self.judge: CallJudge | None = None
         #: The tool's owner label (``registry.get_owner``): what ``pack:`` rules match.
         self.pack = ""
 

@@ -134,6 +134,11 @@ class CallJudge:
         entry = plan.entry
         return self.permissions.for_tool(entry.name, entry.toolset, owner)
 
+    def _late_permit(self, plan: Plan) -> ToolPermit:
+        """For a plan made before these rules were installed (a call racing
+        ``set_permissions``): the permit worked out now, so the call is still judged."""
+        return self.permit_for(plan, plan.pack)
+
     def _record(self, plan: Plan, action: Any, rule: Rule | None, reason: str, slot: int) -> None:
         entry = plan.entry
         text, _, _, tally = self._records[_where(rule)]
@@ -162,7 +167,7 @@ class CallJudge:
 
     def check(self, plan: Plan, args: Any, approve: Any, approver: Any) -> str | None:
         """None to let the call run, or the tool_error that replaces it (sync dispatch)."""
-        permit = plan.permit
+        permit = plan.permit if plan.judge is self else self._late_permit(plan)
         rule = permit.deciding_rule(args)  # type: ignore[union-attr]
         verdict = permit.default if rule is None else rule.level  # type: ignore[union-attr]
         if verdict != "ask":
@@ -195,7 +200,7 @@ class CallJudge:
     async def acheck(self, plan: Plan, args: Any, approve: Any, approver: Any) -> str | None:
         """``check`` for async dispatch: an async approver is awaited, a sync one runs in a
         worker thread, off the event loop."""
-        permit = plan.permit
+        permit = plan.permit if plan.judge is self else self._late_permit(plan)
         rule = permit.deciding_rule(args)  # type: ignore[union-attr]
         verdict = permit.default if rule is None else rule.level  # type: ignore[union-attr]
         if verdict != "ask":
