@@ -65,13 +65,15 @@ class Dispatcher:
         self._judge: CallJudge | None = None
         #: What answers an ``ask`` when the call passes no ``approve=``.
         self._approver: Approver | None = None
-        #: Hooks, tracing or permissions are on: then no tool is hot, so every
-        #: call takes the guarded path.
+        #: Hooks, tracing or permissions are on: then every call takes the guarded
+        #: path (validation, permissions, hooks, handler).
         self._wrapped = False
         self._plans: dict[str, Plan] = {}
         #: The tools whose plain calls take the hot path (no keyword arguments, no
-        #: deadline, a sync handler), only ever filled unwrapped. Every write that
-        #: could change an answer drops the entries it touches before it returns.
+        #: deadline, a sync handler), filled unwrapped; under permissions alone,
+        #: each entry is the tool's guarded call instead (``_guard_hot``). Every
+        #: write that could change an answer drops the entries it touches before
+        #: it returns.
         self.hot: dict[str, Hot] = {}
         self._validation = True
 

@@ -36,11 +36,10 @@ HOW_TO_APPROVE = (
 
 
 def _named(rule: Rule | None, verdict: str) -> str:
-    return (
-        f"the operator's rule {rule.text!r}"
-        if rule is not None
-        else (f'the operator\'s default ("{verdict}")')
-    )
+    """How a message names what decided: the rule as written, or the default."""
+    if rule is None:
+        return f'the operator\'s default ("{verdict}")'
+    return f"the operator's rule {rule.text!r}"
 
 
 def denied(name: str, rule: Rule | None) -> str:
