@@ -85,7 +85,8 @@ def ok() -> str:
 
 
 if len(sys.argv) > 1:
-    mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    stateless = "--stateless" in sys.argv  # bench_serve_load.py's stateless rows
+    mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]), stateless_http=stateless)
 else:
     mcp.run()
 """

@@ -21,7 +21,7 @@ LAYERS = (
     ("_schemas",),
     ("_authoring",),
     ("_core",),
-    ("_dispatch", "_definitions"),  # side by side: neither imports the other
+    ("_dispatch", "_definitions", "_search"),  # side by side: none imports another
     ("_registry",),
     ("_policy",),
     ("_discovery",),

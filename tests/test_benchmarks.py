@@ -128,3 +128,23 @@ def test_several_runs_show_each_rows_median_run_and_range() -> None:
     row = _runs(load, [100.0, 95.0, 120.0], versus=[90.0, 100.0, 130.0])
     assert (row["figure"], row["verdict"]) == (95.0, "PASS")
     assert row["measured"].endswith("0.95x pluggy's")
+
+
+def test_the_search_benchmark_runs_quick_and_judges_every_row() -> None:
+    """``bench_search.py --quick``: each target row with its verdict, or what to install."""
+    done = subprocess.run(
+        [sys.executable, "benchmarks/bench_search.py", "--quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    if done.stdout.startswith("skipped:"):
+        assert "pip install" in done.stdout
+        return
+    rows = [line for line in done.stdout.splitlines() if line.endswith(("PASS", "MISS"))]
+    labels = [row.split("  ")[0] for row in rows]
+    assert labels[:2] == ["recall@5", "recall@1"] and len(rows) == 11
+    assert any(line.startswith("curve:") for line in done.stdout.splitlines())

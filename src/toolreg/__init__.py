@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         OpenAIResponsesToolDefinition,
         OpenAIToolDefinition,
     )
+    from ._search.hit import SearchHit
     from .hookspecs import hookimpl
 del TYPE_CHECKING
 
@@ -85,6 +86,7 @@ _SOURCES = {
     "PluginPolicy": "._core.plugin_policy",
     "PluginReport": "._loaders.report",
     "ReconnectPolicy": "._mcp.link",
+    "SearchHit": "._search.hit",
     "ToolContext": "._contract.tool_context",
     "ToolEntry": "._contract.entry",
     "ToolOptions": "._contract.entry",
@@ -144,6 +146,7 @@ __all__ = [
     "PluginOutcome",
     "PluginPolicy",
     "PluginReport",
+    "SearchHit",
     "ToolContext",
     "ToolEntry",
     "ToolOptions",

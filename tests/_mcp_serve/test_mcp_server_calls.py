@@ -121,3 +121,50 @@ def test_a_disconnected_clients_queued_call_never_runs(
     lines = serve_setup.holds()
     assert "start running" in lines and "start after" in lines
     assert "start queued" not in lines
+
+
+def test_a_call_whose_request_is_cancelled_keeps_its_slot_until_its_thread_returns() -> None:
+    """No task waits for the thread: the thread itself hands the slot back, then B may start."""
+    import threading
+
+    from toolreg._mcp_serve.server_calls import CallLimits
+
+    limits = CallLimits(max_calls=1, max_calls_per_session=1)
+    release_a = threading.Event()
+    started: list[str] = []
+
+    def work(tag: str) -> str:
+        started.append(tag)
+        if tag == "a":
+            release_a.wait(10)
+        return tag
+
+    async def session() -> None:
+        async with anyio.create_task_group() as tg:
+            a_scope = anyio.CancelScope()
+
+            async def call_a() -> None:
+                with a_scope:
+                    await limits.run("a", "s1", None, work, "a")
+
+            tg.start_soon(call_a)
+            while started != ["a"]:
+                await anyio.sleep(0.01)
+            a_scope.cancel()  # the request goes; its thread runs on
+            await anyio.sleep(0.05)
+            results: list[str] = []
+
+            async def call_b() -> None:
+                results.append(await limits.run("b", "s1", None, work, "b"))
+
+            tg.start_soon(call_b)
+            await anyio.sleep(0.2)
+            assert started == ["a"], "b must wait for the slot a's thread still holds"
+            release_a.set()
+            with anyio.fail_after(5):
+                while results != ["b"]:
+                    await anyio.sleep(0.01)
+        assert started == ["a", "b"]
+        assert limits._sessions == {}  # both calls done: the session keeps nothing
+
+    run(session)

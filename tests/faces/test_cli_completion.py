@@ -53,7 +53,8 @@ def test_bash_script_parses_and_completes_commands_and_options(capsys, tmp_path)
         assert done.returncode == 0, done.stderr
         return done.stdout.split()
 
-    assert complete("toolreg", "se") == ["serve"]
+    assert complete("toolreg", "se") == ["search", "serve"]
+    assert complete("toolreg", "ser") == ["serve"]
     assert "--format" in complete("toolreg", "list", "--f")
     assert complete("toolreg", "completion", "f") == ["fish"]
 
@@ -187,4 +188,4 @@ def test_zsh_and_fish_scripts_ask_toolreg_for_names(capsys, tmp_path, shell):
         "fish": ('-ka "(_toolreg_tools)" -d NAME', '-xka "(_toolreg_toolsets)"'),
     }[shell]
     assert text.count(tools) == 2  # show's and call's NAME
-    assert text.count(toolsets) == 2  # list's and serve's --toolset
+    assert text.count(toolsets) == 3  # list's, search's and serve's --toolset

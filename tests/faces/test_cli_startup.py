@@ -46,6 +46,7 @@ OTHER_COMMANDS = tuple(
     f"toolreg.cli.{m}"
     for m in (
         "_serve",
+        "_search",
         "_config_check",
         "_pip_commands",
         "_scaffold",
@@ -63,6 +64,7 @@ NOT_FOR_LISTING = (
     *OTHER_COMMANDS,
     *("docstring_parser", "shutil", "numbers", "math"),
     "toolreg._core.plugin_policy",
+    *("toolreg._search", "snowballstemmer"),
     *("fastjsonschema", "regex", "zoneinfo", "uuid", "decimal", "pathlib", "urllib.parse"),
     *("toolreg._dispatch", "concurrent.futures", "queue", "asyncio"),
     *("toolreg._schemas.validation", "toolreg._schemas.simple_schemas"),

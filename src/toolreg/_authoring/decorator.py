@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         override: bool
         timeout: float | None
         validate: bool
+        searchable: bool
         dynamic_schema_overrides: SchemaOverrides | None
         annotations: Mapping[str, Any] | None
         output_schema: dict[str, Any] | Literal[False] | None
@@ -72,6 +73,7 @@ def tool(
     dynamic_schema_overrides: SchemaOverrides | None = None,
     annotations: Mapping[str, Any] | None = None,
     output_schema: dict[str, Any] | Literal[False] | None = None,
+    searchable: bool = True,
     registry: ToolRegistry | None = None,
 ) -> Any:
     """Register a typed function as a tool; returns the function unchanged.
@@ -117,6 +119,7 @@ def tool(
             timeout=timeout,
             annotations=annotations,
             output_schema=None if output is False else output,
+            searchable=searchable,
         )
         try:
             f.__toolreg_schema__ = schema  # type: ignore[attr-defined]

@@ -15,12 +15,14 @@ SchemaOverrides = Callable[[], "dict[str, Any] | None"]
 
 # A NamedTuple, not a frozen dataclass: this module is imported on every start-up.
 class ToolOptions(NamedTuple):
-    """Per-tool dispatch settings that are not part of the seed's entry record."""
+    """Per-tool settings that are not part of the seed's entry record."""
 
     #: Check arguments against the schema before the handler runs.
     validate: bool = True
     #: Seconds the handler may run before dispatch gives up with a tool_error.
     timeout: float | None = None
+    #: Found by ``ToolRegistry.search``; False hides the tool from search only.
+    searchable: bool = True
 
 
 DEFAULT_OPTIONS = ToolOptions()
@@ -163,12 +165,14 @@ class DescribedToolEntry(ToolEntry):
     __slots__ = ("annotations", "output_schema")
 
 
-def make_options(name: str, validate: bool, timeout: float | None) -> ToolOptions:
-    """Dispatch options for one tool; ValueError naming it for a bad ``timeout``."""
+def make_options(
+    name: str, validate: bool, timeout: float | None, searchable: bool = True
+) -> ToolOptions:
+    """The options of one tool; ValueError naming it for a bad ``timeout``."""
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
     ):
         raise ValueError(f"Tool {name!r}: timeout must be a positive number of seconds")
-    if validate and timeout is None:
+    if validate and timeout is None and searchable:
         return DEFAULT_OPTIONS
-    return ToolOptions(validate=bool(validate), timeout=timeout)
+    return ToolOptions(validate=bool(validate), timeout=timeout, searchable=bool(searchable))

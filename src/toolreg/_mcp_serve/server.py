@@ -38,7 +38,7 @@ from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
 from .event_store import RETRY_MS, MemoryEventStore, SessionEvents, SessionScopes, resumable
 from .http_guard import HttpGuard, is_loopback_host
 from .probes import ProbeRoutes
-from .server_calls import CallLimits, ClientGone, DisconnectWatch, gone_event, session_key
+from .server_calls import CallLimits, ClientGone, DisconnectWatch, departure_of, session_key
 from .server_log import ServeLogs, relaying
 from .server_progress import progress_for_call
 from .server_results import StructuredResults
@@ -240,7 +240,7 @@ class ToolServer:
                     session_key(request),
                     # A client that can resume a broken stream has not gone away:
                     # the call goes on, and its answer waits in the event store.
-                    None if self._resumable(request) else gone_event(request),
+                    None if self._resumable(request) else departure_of(request),
                     self._outcome,
                     params.name,
                     params.arguments or {},
@@ -367,7 +367,6 @@ class ToolServer:
                 await self.reload()
 
     async def _background(self, tg: anyio.abc.TaskGroup) -> None:
-        self.calls.keepers = tg
         tg.start_soon(self.watch)
         if self.reload_fn is not None and hasattr(signal, "SIGHUP"):
             tg.start_soon(self._reload_on_sighup)

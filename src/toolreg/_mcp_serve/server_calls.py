@@ -6,12 +6,14 @@ per session; a call whose client went away is cancelled if it has not started.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio
-import anyio.abc
 import anyio.to_thread
 
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
@@ -29,13 +31,34 @@ class ClientGone(Exception):
     """The client of a call disconnected before the call could start."""
 
 
+class Departure:
+    """Whether a request's client went away; cancels the scopes of its calls when it does.
+
+    A set of scopes rather than an event a task waits on: a watcher task per
+    call would be cancelled after every call, and a cancelled task leaves a
+    reference cycle (its CancelledError's traceback holds its frames) for the
+    garbage collector.
+    """
+
+    __slots__ = ("gone", "scopes")
+
+    def __init__(self) -> None:
+        self.gone = False
+        self.scopes: set[anyio.CancelScope] = set()
+
+    def set(self) -> None:
+        self.gone = True
+        for scope in list(self.scopes):  # a cancelled call leaves the set as it ends
+            scope.cancel()
+
+
 class DisconnectWatch:
-    """ASGI middleware: an event in each request's scope, set when its client disconnects.
+    """ASGI middleware: a ``Departure`` in each request's scope, set when its client disconnects.
 
     The SDK's handshake-era HTTP transport keeps a session's calls going after
     the POST that carried one is gone. A client that cannot resume the stream
-    will never read their answers, so ``CallLimits.run`` cancels them on this
-    event; one that can resume is not given this event (see ``event_store``).
+    will never read their answers, so ``CallLimits.run`` cancels them then;
+    one that can resume is not given the ``Departure`` (see ``event_store``).
     """
 
     def __init__(self, app: Any) -> None:
@@ -45,13 +68,13 @@ class DisconnectWatch:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        gone = scope[GONE] = anyio.Event()
+        departure = scope[GONE] = Departure()
 
         async def watched() -> Any:
             message = await receive()
-            if message["type"] == "http.disconnect" and not gone.is_set():
+            if message["type"] == "http.disconnect" and not departure.gone:
                 logger.debug("the client of a %s request dropped its connection", scope["method"])
-                gone.set()
+                departure.set()
             return message
 
         await self.app(scope, watched, send)
@@ -64,21 +87,30 @@ def session_key(request: Any) -> str | None:
     return request.headers.get(_SESSION_HEADER)
 
 
-def gone_event(request: Any) -> anyio.Event | None:
-    """The event ``DisconnectWatch`` sets when this request's client goes away."""
+def departure_of(request: Any) -> Departure | None:
+    """What ``DisconnectWatch`` sets when this request's client goes away."""
     return getattr(request, "scope", {}).get(GONE)
 
 
 class _Call:
-    """One call: its session and that session's slots, and whether it started or was given up."""
+    """One call: its session and slots, and who gives the slots back.
 
-    __slots__ = ("session", "slots", "started", "abandoned")
+    The request's task gives them back, unless it is cancelled while the
+    call's thread runs (``orphaned``): the thread then hands them back when
+    it returns, so a call holds its slots exactly as long as it runs, with no
+    task per call to wait for the thread. ``lock`` orders the two.
+    """
+
+    __slots__ = ("session", "slots", "lock", "started", "finished", "abandoned", "orphaned")
 
     def __init__(self, session: str | None, slots: anyio.CapacityLimiter | None) -> None:
         self.session = session
         self.slots = slots
+        self.lock = threading.Lock()
         self.started = False
+        self.finished = False
         self.abandoned = False
+        self.orphaned = False
 
 
 class CallLimits:
@@ -95,8 +127,6 @@ class CallLimits:
         self._threads: anyio.CapacityLimiter | None = None
         #: Only sessions with calls running or waiting have an entry.
         self._sessions: dict[str, anyio.CapacityLimiter] = {}
-        #: The server's task group: a call's thread is awaited there, not by the request.
-        self.keepers: anyio.abc.TaskGroup | None = None
 
     def _limiters(self) -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
         if self._pool is None or self._threads is None:  # made on the event loop
@@ -110,7 +140,7 @@ class CallLimits:
         self,
         what: str,
         session: str | None,
-        gone: anyio.Event | None,
+        gone: Departure | None,
         fn: Callable[..., T],
         *args: Any,
     ) -> T:
@@ -122,17 +152,14 @@ class CallLimits:
         """
         if gone is None:
             return await self._run(what, session, fn, args)
+        if gone.gone:
+            raise ClientGone
         with anyio.CancelScope() as scope:
-            async with anyio.create_task_group() as watch:
-
-                async def cancel_when_gone() -> None:
-                    await gone.wait()
-                    scope.cancel()
-
-                watch.start_soon(cancel_when_gone)
-                result = await self._run(what, session, fn, args)
-                watch.cancel_scope.cancel()
-            return result
+            gone.scopes.add(scope)
+            try:
+                return await self._run(what, session, fn, args)
+            finally:
+                gone.scopes.discard(scope)
         raise ClientGone  # the scope was cancelled: the client went away
 
     async def _run(
@@ -140,53 +167,55 @@ class CallLimits:
     ) -> T:
         pool, threads = self._limiters()
         call = _Call(session, self._session_slots(session))
-        outcome: list[tuple[bool, Any]] = []
-        done = anyio.Event()
+        loop = asyncio.get_running_loop()
 
-        def work() -> Any:
-            if call.abandoned:  # its client gave up between admission and this thread
-                raise ClientGone
-            call.started = True
-            return fn(*args)
-
-        async def keep() -> None:
-            # Holds the slots until the thread returns, even once the caller gave up.
+        def work() -> T:
+            with call.lock:
+                if call.abandoned:  # its client gave up between admission and this thread
+                    raise ClientGone
+                call.started = True
             try:
-                result = await anyio.to_thread.run_sync(
-                    work, abandon_on_cancel=True, limiter=threads
-                )
-                outcome.append((True, result))
-            except Exception as exc:
-                outcome.append((False, exc))
+                return fn(*args)
             finally:
-                self._release(call, pool)
-                done.set()
+                with call.lock:
+                    call.finished = True
+                    orphaned = call.orphaned
+                if orphaned:
+                    with contextlib.suppress(RuntimeError):  # the loop has closed
+                        loop.call_soon_threadsafe(self._release, call, pool)
 
         try:
             await self._admit(call, pool)
-            if self.keepers is not None:
-                self.keepers.start_soon(keep)
-                await done.wait()
-            else:  # outside serve_*: the caller holds the slots itself
-                await keep()
         except BaseException:
-            if not call.started:
-                call.abandoned = True
-                logger.info("%s was cancelled before it started: its client went away", what)
+            logger.info("%s was cancelled before it started: its client went away", what)
             raise
-        if not outcome:  # the server is stopping
-            raise ClientGone
-        ok, value = outcome[0]
-        if not ok:
-            raise value
-        return value
+        try:
+            result = await anyio.to_thread.run_sync(work, abandon_on_cancel=True, limiter=threads)
+        except BaseException:
+            with call.lock:
+                running = call.started and not call.finished
+                call.orphaned = running
+                call.abandoned = not call.started
+            if call.abandoned:
+                logger.info("%s was cancelled before it started: its client went away", what)
+            if not running:
+                self._release(call, pool)
+            raise
+        self._release(call, pool)
+        return result
 
     async def _admit(self, call: _Call, pool: anyio.CapacityLimiter) -> None:
         """A slot of the session, then one of the pool; each queue is first come, first served."""
         try:
-            if call.slots is not None:
-                await call.slots.acquire_on_behalf_of(call)
-            await pool.acquire_on_behalf_of(call)
+            for limiter in (call.slots, pool):
+                if limiter is None:
+                    continue
+                # A free slot is taken at once: an await would cost a turn of the loop.
+                # The nowait form never passes a waiting call, so the queue stays fair.
+                try:
+                    limiter.acquire_on_behalf_of_nowait(call)
+                except anyio.WouldBlock:
+                    await limiter.acquire_on_behalf_of(call)
         except BaseException:
             self._release(call, pool)
             raise
@@ -202,9 +231,11 @@ class CallLimits:
     def _release(self, call: _Call, pool: anyio.CapacityLimiter) -> None:
         """Give back what ``call`` holds (on the event loop); forget an idle session."""
         for slots in (pool, call.slots):
-            if slots is not None and call in slots.statistics().borrowers:
-                slots.release_on_behalf_of(call)
-        if call.slots is not None and call.session is not None:
-            stats = call.slots.statistics()
-            if not stats.borrowed_tokens and not stats.tasks_waiting:
-                self._sessions.pop(call.session, None)  # an idle session keeps nothing here
+            if slots is not None:
+                with contextlib.suppress(RuntimeError):  # not held: admission stopped short
+                    slots.release_on_behalf_of(call)
+        slots = call.slots
+        if slots is None or call.session is None or slots.borrowed_tokens:
+            return
+        if not slots.statistics().tasks_waiting:
+            self._sessions.pop(call.session, None)  # an idle session keeps nothing here

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import threading
 from collections import OrderedDict, deque
@@ -52,14 +53,28 @@ class Outbox:
     """Log messages for one client, queued from any thread and sent by :meth:`pump`.
 
     ``wants(level)`` filters; ``admit()`` applies the bound (a count or a rate).
-    Made on the event loop it sends from.
+    Made on the event loop it sends from. A ``lazy`` outbox starts its pump
+    as a task of its own (``task``) at the first message, so a call that logs
+    nothing costs no task and no wake-up of the loop; otherwise the owner runs
+    :meth:`pump`.
     """
 
-    def __init__(self, send: Send, wants: Callable[[str], bool], admit: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        send: Send,
+        wants: Callable[[str], bool],
+        admit: Callable[[], bool],
+        *,
+        lazy: bool = False,
+    ) -> None:
         self._send = send
         self._wants = wants
         self._admit = admit
         self._loop = asyncio.get_running_loop()
+        # The pump sends in the context of the request that made the outbox.
+        self._context = contextvars.copy_context() if lazy else None
+        #: A lazy outbox's pump, once started.
+        self.task: asyncio.Task[None] | None = None
         self._lock = threading.Lock()
         self._queue: deque[tuple[str, str, str | None]] = deque()
         self._wake = anyio.Event()
@@ -78,23 +93,40 @@ class Outbox:
                 return False
             self._queue.append((level, clip(message, MAX_CHARS), logger))
         try:
-            self._loop.call_soon_threadsafe(self._wake.set)
+            self._loop.call_soon_threadsafe(self._wake_up)
         except RuntimeError:  # the loop has closed: the server is gone
             return False
         return True
+
+    def _wake_up(self) -> None:
+        """On the loop: start the pump if none runs yet, and wake it."""
+        if self._context is not None and self.task is None:
+            self.task = self._context.run(self._loop.create_task, self.pump())
+        self._wake.set()
 
     def close(self, last: Callable[[int], str] | None = None) -> None:
         """No more messages; :meth:`pump` sends what is queued, then returns.
 
         ``last(dropped)`` words a closing warning, sent after the rest when the
-        bound dropped anything.
+        bound dropped anything. Called on the loop, it starts a pump not started
+        yet, if anything is queued, before it returns.
         """
         with self._lock:
             if last is not None and self.dropped and self._wants("warning"):
                 self._queue.append(("warning", last(self.dropped), "toolreg.serve"))
             self._closed = True
+            queued = bool(self._queue)
+        if self._context is not None and self.task is None and not queued:
+            return  # nothing was sent, nothing will be: no pump to stop
+        try:
+            on_loop = asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:
+            self._wake_up()  # now: the pump (started here if need be) is awaited next
+            return
         with contextlib.suppress(RuntimeError):  # the loop has closed
-            self._loop.call_soon_threadsafe(self._wake.set)
+            self._loop.call_soon_threadsafe(self._wake_up)
 
     async def pump(self) -> None:
         """Send queued messages in order until closed and empty. Runs on the loop."""
@@ -185,7 +217,7 @@ def call_outbox(ctx: ServerRequestContext[Any], session_level: str) -> Outbox | 
         sent[0] += 1
         return sent[0] <= MAX_PER_CALL
 
-    return Outbox(_sender(ctx, ctx.request_id), at_least(threshold), admit)
+    return Outbox(_sender(ctx, ctx.request_id), at_least(threshold), admit, lazy=True)
 
 
 def finish_call(outbox: Outbox) -> None:
@@ -290,13 +322,14 @@ class ServeLogs:
         if outbox is None:
             yield
             return
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(outbox.pump)
-            try:
-                with bound_client_log(outbox):
-                    yield
-            finally:
-                finish_call(outbox)
+        try:
+            with bound_client_log(outbox):
+                yield
+        finally:
+            finish_call(outbox)
+            if outbox.task is not None:
+                # Cancelling this wait cancels the pump with it.
+                await outbox.task
 
     @contextlib.asynccontextmanager
     async def for_connection(self, ctx: ServerRequestContext[Any]) -> AsyncIterator[None]:

@@ -36,6 +36,7 @@ def make_entry(
     output_schema: dict[str, Any] | None,
     validate: bool,
     timeout: float | None,
+    searchable: bool = True,
 ) -> tuple[ToolEntry, ToolOptions]:
     """The checked entry and dispatch options of one registration (``register``'s
     arguments, in its order); ValueError, naming the tool, for a malformed one."""
@@ -48,10 +49,10 @@ def make_entry(
     toolset = _intern(toolset if type(toolset) is str else str.__str__(toolset))
     if type(name) is not str:
         name = str.__str__(name)
-    if validate is True and timeout is None:
+    if validate is True and timeout is None and searchable is True:
         options = DEFAULT_OPTIONS
     else:
-        options = make_options(name, validate, timeout)
+        options = make_options(name, validate, timeout, searchable)
     # fmt: off
     entry = ToolEntry(name, toolset, schema, handler, check_fn, requires_env, is_async,
                       description, emoji, max_result_size_chars, dynamic_schema_overrides,

@@ -37,6 +37,7 @@ from .._schemas.definition_types import (
 )
 from .dispatch_parts import DispatchParts
 from .entry_making import make_entry
+from .search_part import SearchPart
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from .._dispatch.dispatch import Dispatcher, DispatchHooks
     from .._dispatch.dispatch_many import Batches, BatchProgressCallback
     from .._dispatch.permission_check import Approver
+    from .._search.hit import SearchHit
 
 
 #: A function ``@registry.tool`` decorates, given back with its own type.
@@ -70,6 +72,7 @@ class ToolRegistry:
         self._definitions = Definitions(self._table, self._availability)
         # Made by the first dispatch (or dispatch setting) and never replaced.
         self._dispatch = DispatchParts(self._table, self._callers, log)
+        self._search = SearchPart(self._table)  # the index is made by the first search
         self._live = self._table.live  # what get_entry reads (_table_changed follows it)
         self._table.on_change(self._table_changed)
 
@@ -83,6 +86,9 @@ class ToolRegistry:
             made[0].forget(names)
             made[1].forget(names)
         self._definitions.forget(names, generation)
+        index = self._search.made
+        if index is not None:
+            index.forget(names)
 
     @property
     def _dispatcher(self) -> Dispatcher:
@@ -188,18 +194,20 @@ class ToolRegistry:
         timeout: float | None = None,
         annotations: Mapping[str, Any] | None = None,
         output_schema: dict[str, Any] | None = None,
+        searchable: bool = True,
     ) -> ToolEntry | None:
         """Register a tool; returns the new entry, or None when rejected.
 
-        Raises ValueError for a malformed name, schema, ``annotations`` (MCP's
-        hints) or ``output_schema``, and PermissionError for a plugin override
-        the operator has not allowed.
+        ``searchable=False`` keeps the tool out of :meth:`search`. Raises
+        ValueError for a malformed name, schema, ``annotations`` (MCP's hints)
+        or ``output_schema``, and PermissionError for a plugin override the
+        operator has not allowed.
         """
         # fmt: off
         entry, options = make_entry(name, toolset, schema, handler, check_fn, requires_env,
                                     is_async, description, emoji, max_result_size_chars,
                                     dynamic_schema_overrides, annotations, output_schema,
-                                    validate, timeout)
+                                    validate, timeout, searchable)
         # fmt: on
         return self._table.add(entry, override, options)
 
@@ -616,6 +624,43 @@ class ToolRegistry:
             strict=strict,
             inline_refs=inline_refs,
             optional_as_absent=optional_as_absent,
+        )
+
+    # -- search -------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        toolsets: Iterable[str] | None = None,
+        include_unavailable: bool = False,
+        min_score: float | None = None,
+    ) -> list[SearchHit]:
+        """The tools that best answer ``query`` (keywords or a whole question), best first.
+
+        At most ``limit`` hits. None when the best scores below ``min_score``
+        (None: docs/search.md's default), so an empty list means no tool fits;
+        otherwise the runners-up down to half of it come too. Only
+        tools available now, unless ``include_unavailable``; only the
+        ``toolsets`` given (aliases resolved), when given. Tools registered with
+        ``searchable=False`` are never found. The first search builds the
+        index; later writes update it name by name. ValueError for a
+        ``limit`` below 1.
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"search: limit must be a whole number of at least 1, got {limit!r}")
+        if not isinstance(query, str):
+            raise TypeError(f"search: query must be a string, got {type(query).__name__}")
+        if isinstance(toolsets, str):
+            toolsets = (toolsets,)  # one toolset, not its letters
+        wanted = None if toolsets is None else frozenset(map(self.resolve_toolset, toolsets))
+        return self._search.get().search(
+            query,
+            limit=limit,
+            min_score=min_score,
+            toolsets=wanted,
+            available=None if include_unavailable else self.is_tool_available,
         )
 
     # -- availability -----------------------------------------------------------

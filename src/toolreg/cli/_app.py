@@ -154,6 +154,19 @@ def _add_show(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser)
     )
 
 
+def _add_search(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "search",
+        parents=[verbose, _mcp_switch()],
+        help="find the tools that fit a question",
+    )
+    p.add_argument("query", metavar="QUERY", nargs="+", help="keywords or a whole question")
+    p.add_argument("--limit", type=int, default=5, metavar="N", help="at most N tools (default: 5)")
+    p.add_argument("--toolset", metavar="TS", help="only tools in this toolset (aliases work)")
+    p.add_argument("--all", action="store_true", help="unavailable tools too")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+
+
 def _add_call(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
     p = sub.add_parser("call", parents=[verbose], help="call a tool and print its result")
     p.add_argument("name", metavar="NAME")
@@ -234,6 +247,7 @@ def _add_new(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) 
 _SUBPARSERS: dict[str, Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]] = {
     "list": _add_list,
     "show": _add_show,
+    "search": _add_search,
     "call": _add_call,
     "doctor": _add_doctor,
     "plugins": _add_plugins,
@@ -307,6 +321,7 @@ def _run(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("._commands", "cmd_list"),
     "show": ("._commands", "cmd_show"),
+    "search": ("._search", "cmd_search"),
     "call": ("._commands", "cmd_call"),
     "doctor": ("._commands", "cmd_doctor"),
     "plugins": ("._commands", "cmd_plugins"),
@@ -321,7 +336,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 #: The subcommands that run on loaded tools: ``load`` runs first.
-_LOADS_TOOLS = frozenset({"list", "show", "call", "doctor", "plugins"})
+_LOADS_TOOLS = frozenset({"list", "show", "search", "call", "doctor", "plugins"})
 
 
 def _silence_stdout() -> None:

@@ -147,6 +147,20 @@ def tool_table(tools: Sequence[dict[str, Any]], width: int | None = None) -> str
     return table(("NAME", "TOOLSET", "AVAILABLE", "REASON"), rows, width=width, cut={"REASON"})
 
 
+def search_table(hits: Sequence[dict[str, Any]], width: int | None = None) -> str:
+    """The ``search`` table: best first, the description cut to fit."""
+    rows = [
+        (h["name"], h["toolset"], f"{h['score']:.2f}", _first_line(h["description"])) for h in hits
+    ]
+    return table(
+        ("NAME", "TOOLSET", "SCORE", "DESCRIPTION"), rows, width=width, cut={"DESCRIPTION"}
+    )
+
+
+def _first_line(text: str) -> str:
+    return text.strip().split("\n", 1)[0] if text else ""
+
+
 def _availability(tool: dict[str, Any]) -> str:
     if "cached_at" in tool:  # an MCP server's tool as last listed: not connected now
         return "cached"
