@@ -1,4 +1,4 @@
-"""What pack hooks cost a dispatch, as ratios against a same-run floor.
+"""What pack hooks and the operator's permissions cost a dispatch, against a same-run floor.
 
 Run from the repository root::
 
@@ -10,7 +10,11 @@ Cases:
 - dispatch with one ``toolreg_pre_tool_call`` implementation, inline (no
   deadline) and with the default deadline (the hook runs in a worker thread);
 - a typical handler that builds a small JSON result, dispatched and called
-  directly, to put the fixed dispatch overhead in proportion.
+  directly, to put the fixed dispatch overhead in proportion;
+- dispatch under the operator's ``[permissions]``: a config without the table
+  (target: 1.0x), 200 rules of which none decides the call (five argument rules
+  on the tool's name are matched every call; target: +1 µs at most) and one
+  plain ``allow`` rule that names the tool, each against the bare registry.
 
 The packs are real packages written to a temp dir and imported by the plugin
 host; only the entry-point lookup is skipped (bench_packs.py measures that).
@@ -26,7 +30,7 @@ from pathlib import Path
 
 from harness import FULL, QUICK, Result, print_table, time_statements
 
-from toolreg import ToolRegistry, parse_config, tool_result
+from toolreg import ToolRegistry, apply_config, parse_config, tool_result
 from toolreg._discovery.entrypoints import PackRecord
 from toolreg._loaders.plugins import PluginHost
 
@@ -72,6 +76,27 @@ def load(root: Path, package: str, source: str, config_text: str = "") -> ToolRe
     return registry
 
 
+def rule_set(count: int = 200) -> dict[str, list[str]]:
+    """``count`` rules over tool names, toolsets, packs and arguments; none allows bench_tool
+    outright, five are argument rules on its name that its arguments do not match."""
+    deny = [f"mcp__server{i}__delete_*" for i in range(count // 4)]
+    ask = [f"write_{i}(path=/etc/*)" for i in range(count // 4 - 5)]
+    ask += [f"bench_tool(path=/secret{i}/*)" for i in range(5)]
+    allow = [f"toolset:web{i}" for i in range(count // 4)]
+    allow += [f"pack:toolreg-pack{i}" for i in range(count - len(deny) - len(ask) - len(allow))]
+    return {"default": "allow", "deny": deny, "ask": ask, "allow": allow}
+
+
+def with_permissions(table: dict[str, object] | None) -> ToolRegistry:
+    registry = ToolRegistry()
+    registry.register("bench_tool", "bench", {}, handler)
+    if table is None:
+        apply_config(parse_config(""), registry)  # what every host without the table runs
+    else:
+        registry.set_permissions(table)
+    return registry
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke run")
@@ -85,7 +110,12 @@ def main(argv: list[str] | None = None) -> int:
         inline = load(root, "bench_hook_inline", HOOKED, "[plugins]\nhook_timeout = 0\n")
         deadline = load(root, "bench_hook_deadline", HOOKED)
         args = {"path": "notes.txt"}
+        rules = rule_set()
+        assert sum(map(len, (rules["deny"], rules["ask"], rules["allow"]))) == 200
         namespace = {
+            "no_table": with_permissions(None),
+            "rules_200": with_permissions(rules),
+            "one_rule": with_permissions({"allow": ["bench_tool"]}),
             "bare": bare,
             "no_hooks": no_hooks,
             "inline": inline,
@@ -103,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
                 "deadline": "deadline.dispatch('bench_tool', args)",
                 "typical": "typical(args)",
                 "typical_dispatch": "no_hooks.dispatch('typical_tool', args)",
+                "no_table": "no_table.dispatch('bench_tool', args)",
+                "rules_200": "rules_200.dispatch('bench_tool', args)",
+                "one_rule": "one_rule.dispatch('bench_tool', args)",
             },
             namespace,
             cfg,
@@ -141,6 +174,27 @@ def main(argv: list[str] | None = None) -> int:
             times["bare"],
             times["handler"],
             note=f"{times['bare'] - times['handler']:+.0f} ns over handler(args)",
+        ),
+        Result(
+            "dispatch, config without [permissions]",
+            times["no_table"],
+            times["bare"],
+            target=1.1,
+            note="floor: dispatch on a registry that never had rules",
+        ),
+        Result(
+            "dispatch, 200 permission rules, none deciding",
+            times["rules_200"],
+            times["bare"],
+            added_ns=times["rules_200"] - times["bare"],
+            note=f"{(times['rules_200'] - times['bare']) / 1000:+.2f} µs per call (target +1 µs)",
+        ),
+        Result(
+            "dispatch, one matching allow rule",
+            times["one_rule"],
+            times["bare"],
+            added_ns=times["one_rule"] - times["bare"],
+            note=f"{(times['one_rule'] - times['bare']) / 1000:+.2f} µs per call",
         ),
     ]
     print_table(results)

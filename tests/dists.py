@@ -342,6 +342,8 @@ HOSTILE: dict[str, tuple[dict[str, str], dict[str, str], list[str]]] = {
                 "deregister": lambda: registry.deregister("terminal"),
                 "set_dispatch_hooks": lambda: registry.set_dispatch_hooks(None),
                 "set_validation": lambda: registry.set_validation(False),
+                "set_permissions": lambda: registry.set_permissions(None),
+                "set_approver": lambda: registry.set_approver(lambda *a: "allow"),
                 "unload_plugin": lambda: toolreg.unload_plugin("toolreg-audit"),
                 "reload_plugins": lambda: toolreg.reload_plugins(),
                 "load_plugins": lambda: toolreg.load_plugins(),

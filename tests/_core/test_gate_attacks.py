@@ -59,6 +59,8 @@ INTRUSIONS = {
     "deregister": "may not remove tool 'terminal' owned by builtin (with deregister)",
     "set_dispatch_hooks": "may not change the dispatch hooks",
     "set_validation": "may not turn argument validation off",
+    "set_permissions": "may not change the operator's permissions",
+    "set_approver": "may not set the approver",
     "unload_plugin": "may not unload plugin 'toolreg-audit'",
     "reload_plugins": "may not unload plugins",
     "load_plugins": "may not load plugins",

@@ -181,7 +181,7 @@ def test_relative_paths_resolve_against_the_config_folder_not_the_cwd(tmp_path, 
 
 ENTRY, X = "[plugins.entries.x]\n", "plugins.entries.x"
 ERRORS = [
-    ("colour = 1", "colour", "expected one of: dispatch, mcp, plugins, search, toolsets, tracing"),
+    ("colour = 1", "colour", "dispatch, mcp, permissions, plugins, search, toolsets, tracing"),
     ("[search]\ndeferred = true", "search.deferred", "did you mean 'defer'?; expected one of: a"),
     ('[search]\ndefer = "yes"', "search.defer", "expected true or false, got a string"),
     ('[search]\nalways_loaded = "x"', "search.always_loaded", "an array of strings, got a str"),

@@ -29,8 +29,10 @@ def test_doctor_json_shape(capsys):
         "caches",
         "warnings",
         "stuck_calls",
+        "permissions",
     }
     assert report["mcp_servers"] == []  # no [mcp.servers] configured
+    assert report["permissions"] == []  # no [permissions] table
     assert report["summary"]["tools"] == len(registry.get_all_tool_names())
     assert 0 <= report["summary"]["available"] <= report["summary"]["tools"]
     for tool in report["unavailable"]:
@@ -148,3 +150,20 @@ def test_doctor_counts_stuck_calls_per_pool(capsys):
     report["stuck_calls"]["tool"].update(stuck=3, size=32)
     text = _render.doctor_report(report)
     assert "Calls still running past their deadline" in text and "tool: 3 of 32 workers" in text
+
+
+def test_doctor_lists_the_operator_rules_with_their_counts(capsys, tmp_path):
+    config = tmp_path / "toolreg.toml"
+    config.write_text('[permissions]\ndeny = ["terminal"]\nask = ["write_*"]\n')
+    try:
+        code, out, _ = run(capsys, "--config", str(config), "doctor", "--json")
+    finally:
+        registry.set_permissions(None)  # the in-process run installed them on the shared one
+    assert code == 0
+    rows = json.loads(out)["permissions"]
+    assert [(r["where"], r["rule"], r["verdict"]) for r in rows] == [
+        ("permissions.deny[0]", "terminal", "deny"),
+        ("permissions.ask[0]", "write_*", "ask"),
+        ("permissions.default", None, "allow"),
+    ]
+    assert {(r["allowed"], r["denied"], r["asked"]) for r in rows} == {(0, 0, 0)}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .._contract.entry import DEFAULT_OPTIONS
 from .._contract.tool_context import ProgressCallback, call_scope, stamp_call_records
 from .._core.callers import Callers, made_by
+from .._core.decisions import DecisionLog
 from .._core.table import ToolTable
 from .._schemas.validation import compile_checker
 from .call_outcomes import (
@@ -36,13 +37,15 @@ from .dispatch_plan import (
     checked,
     dispatch_checked,
     hot_path,
-    parsed,
     quick_checker,
+    run_checked,
 )
 from .timeouts import await_with_deadline
 from .workers import contained
 
 if TYPE_CHECKING:
+    from .._core.permissions import Permissions
+    from .permission_check import Approver, CallJudge
     from .tracing import Tracing
 
 logger = logging.getLogger("toolreg.dispatch")
@@ -51,18 +54,26 @@ logger = logging.getLogger("toolreg.dispatch")
 class Dispatcher:
     """``dispatch`` and ``adispatch`` over a table, with a plan cached per tool."""
 
-    def __init__(self, table: ToolTable, callers: Callers) -> None:
+    def __init__(self, table: ToolTable, callers: Callers, log: DecisionLog | None = None) -> None:
         stamp_call_records()
         self._table = table
         self._callers = callers
+        self._log = log if log is not None else DecisionLog()
         self._dispatch_hooks: DispatchHooks | None = None
         self._tracing: Tracing | None = None
-        #: Hooks or tracing are on: then no tool is hot.
+        #: The operator's permissions, with their tally; None: every call runs.
+        self._judge: CallJudge | None = None
+        #: What answers an ``ask`` when the call passes no ``approve=``.
+        self._approver: Approver | None = None
+        #: Hooks, tracing or permissions are on: then every call takes the guarded
+        #: path (validation, permissions, hooks, handler).
         self._wrapped = False
         self._plans: dict[str, Plan] = {}
         #: The tools whose plain calls take the hot path (no keyword arguments, no
-        #: deadline, a sync handler), only ever filled unwrapped. Every write that
-        #: could change an answer drops the entries it touches before it returns.
+        #: deadline, a sync handler), filled unwrapped; under permissions alone,
+        #: each entry is the tool's guarded call instead (``_guard_hot``). Every
+        #: write that could change an answer drops the entries it touches before
+        #: it returns.
         self.hot: dict[str, Hot] = {}
         self._validation = True
 
@@ -77,19 +88,45 @@ class Dispatcher:
         argument_check = compile_checker(entry) if validates else None
         handler = made_by(self._table.maker_of(name), entry.handler)
         plan = Plan(entry, handler, quick_checker(argument_check), validates, options.timeout)
+        judge = self._judge
+        plan.pack = self._table.get_owner(name) or ""
+        if judge is not None:
+            plan.permit = judge.permit_for(plan, plan.pack)
+            plan.judge = judge
         self._plans[name] = plan
         if plan.timeout is None and not entry.is_async and not self._wrapped:
             hot = hot_path(plan, argument_check)
             if hot is not None:
                 self.hot[name] = hot
-        # A write that swapped the entry, or wrapped dispatch, while we compiled
-        # already dropped what it made stale; drop ours too, so it is never served.
-        if self._table.live.get(name) is not entry:
+        # A write that swapped the entry, or wrapped dispatch or changed the rules
+        # while we compiled, already dropped what it made stale; drop ours too, so
+        # it is never served.
+        if self._table.live.get(name) is not entry or self._judge is not judge:
             self._plans.pop(name, None)
             self.hot.pop(name, None)
         if self._wrapped:
             self.hot.pop(name, None)
+            if self._judge is not None and self._dispatch_hooks is None and self._tracing is None:
+                self._guard_hot(name, judge, plan)
         return plan
+
+    def _guard_hot(self, name: str, judge: CallJudge | None, plan: Plan) -> None:
+        """Under permissions alone, a tool's hot entry is its guarded call: ``dispatch``
+        finds it without a failed lookup, and it checks every call (as every route does)."""
+
+        def guarded(args: Any) -> str | dict[str, Any]:
+            if self._tracing is None:
+                return self._guarded_dispatch(name, args, {}, None)
+            return self._wrapped_dispatch(name, args, None, {})
+
+        if self._plans.get(name) is not plan:
+            return  # dropped as stale: not served
+        self.hot[name] = (guarded, guarded, None, plan)
+        # Hooks, tracing or other rules installed meanwhile dropped the hot entries
+        # first; ours must go too. (``guarded`` reads them live, so it would still
+        # run them; it is dropped so the hot table says what is hot.)
+        if self._judge is not judge or self._dispatch_hooks is not None or self._tracing:
+            self.hot.pop(name, None)
 
     def _drop_plans(self) -> None:
         self.hot.clear()
@@ -153,6 +190,8 @@ class Dispatcher:
     def _dispatch_cold(self, name: str, args: Any) -> str | dict[str, Any]:
         """A plain call of a tool that is not hot: wrapped, unknown, not planned yet, or slow."""
         if self._wrapped:
+            if self._tracing is None:  # a frame less for the usual wrapped call
+                return self._guarded_dispatch(name, args, {}, None)
             return self._wrapped_dispatch(name, args, None, {})
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
@@ -166,8 +205,10 @@ class Dispatcher:
         progress: ProgressCallback | None = kwargs.pop("progress", None)
         if progress is not None:
             return self._dispatch_listened(name, args, progress, kwargs)
+        # Taken out here, like ``progress``: never a handler's keyword argument.
+        approve = kwargs.pop("approve", None)
         if self._wrapped:
-            return self._wrapped_dispatch(name, args, None, kwargs)
+            return self._wrapped_dispatch(name, args, None, kwargs, approve)
         return self._dispatch(name, args, kwargs)
 
     def _dispatch_listened(
@@ -209,20 +250,34 @@ class Dispatcher:
         return await self._adispatch_bound(name, args, call_id, progress, {})
 
     def _wrapped_dispatch(
-        self, name: Any, args: Any, call_id: str | None, kwargs: dict[str, Any]
+        self,
+        name: Any,
+        args: Any,
+        call_id: str | None,
+        kwargs: dict[str, Any],
+        approve: Approver | None = None,
     ) -> str | dict[str, Any]:
         tracing = self._tracing
         if tracing is None:
-            return self._hooked_dispatch(name, args, kwargs)
-        return tracing.run(name, call_id, lambda: self._hooked_dispatch(name, args, kwargs))
+            return self._guarded_dispatch(name, args, kwargs, approve)
+        return tracing.run(
+            name, call_id, lambda: self._guarded_dispatch(name, args, kwargs, approve)
+        )
 
     async def _wrapped_adispatch(
-        self, name: Any, args: Any, call_id: str | None, kwargs: dict[str, Any]
+        self,
+        name: Any,
+        args: Any,
+        call_id: str | None,
+        kwargs: dict[str, Any],
+        approve: Approver | None,
     ) -> str | dict[str, Any]:
         tracing = self._tracing
         if tracing is None:
-            return await self._hooked_adispatch(name, args, kwargs)
-        return await tracing.arun(name, call_id, lambda: self._hooked_adispatch(name, args, kwargs))
+            return await self._guarded_adispatch(name, args, kwargs, approve)
+        return await tracing.arun(
+            name, call_id, lambda: self._guarded_adispatch(name, args, kwargs, approve)
+        )
 
     @property
     def traced(self) -> bool:
@@ -250,8 +305,7 @@ class Dispatcher:
             )
             tracing = None
         self._tracing = tracing
-        self._wrapped = self._dispatch_hooks is not None or tracing is not None
-        self._drop_plans()  # after _wrapped is set: a plan built meanwhile sees it
+        self._rewrap()
 
     async def adispatch(
         self,
@@ -260,10 +314,11 @@ class Dispatcher:
         /,
         *,
         progress: ProgressCallback | None = None,
+        approve: Approver | None = None,
         **kwargs: Any,
     ) -> str | dict[str, Any]:
         """The async twin of ``dispatch``: sync handlers run in a worker thread."""
-        return await self._adispatch_bound(name, args, None, progress, kwargs)
+        return await self._adispatch_bound(name, args, None, progress, kwargs, approve)
 
     async def _adispatch_bound(
         self,
@@ -272,13 +327,14 @@ class Dispatcher:
         call_id: str | None,
         progress: ProgressCallback | None,
         kwargs: dict[str, Any],
+        approve: Approver | None = None,
     ) -> str | dict[str, Any]:
         # Every async call binds its scope: calls sharing one loop each run in a
         # task of their own, and the scope is what tells their contexts apart.
         try:
             with call_scope(name, progress, call_id):
                 if self._wrapped:
-                    return await self._wrapped_adispatch(name, args, call_id, kwargs)
+                    return await self._wrapped_adispatch(name, args, call_id, kwargs, approve)
                 return await self._adispatch(name, args, kwargs)
         except BaseException as exc:
             if cancelled_from_outside(exc):
@@ -291,10 +347,14 @@ class Dispatcher:
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
             return unknown(name, self._table.tools)
-        entry = plan.entry
         args, problem = checked(plan, args)
         if problem is not None:
             return problem
+        return await self._arun(plan, args, kwargs)
+
+    async def _arun(self, plan: Plan, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
+        """Run the handler on checked arguments, off the loop if it is sync."""
+        entry = plan.entry
         try:
             if plan.timeout is not None:
                 result = await await_with_deadline(
@@ -320,8 +380,48 @@ class Dispatcher:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
         self._callers.require_host("change the dispatch hooks")
         self._dispatch_hooks = hooks
-        self._wrapped = hooks is not None or self._tracing is not None
+        self._rewrap()
+
+    def _rewrap(self) -> None:
+        self._wrapped = (
+            self._dispatch_hooks is not None or self._tracing is not None or self._judge is not None
+        )
         self._drop_plans()  # after _wrapped is set: a plan built meanwhile sees it
+
+    # -- permissions ------------------------------------------------------------
+
+    def set_permissions(self, permissions: Permissions | None) -> None:
+        """Install the operator's rules (None: none, every call runs). Host only.
+
+        The tally per rule starts again.
+        """
+        self._callers.require_host("change the operator's permissions")
+        if permissions is None:
+            self._judge = None
+        else:
+            from .permission_check import CallJudge
+
+            self._judge = CallJudge(permissions, self._log, self._callers)
+        self._rewrap()
+
+    @property
+    def permissions(self) -> Permissions | None:
+        judge = self._judge
+        return judge.permissions if judge is not None else None
+
+    def set_approver(self, approver: Approver | None) -> None:
+        """What answers an ``ask`` (None: nothing, so asks are denied). Host only."""
+        self._callers.require_host("set the approver")
+        if approver is not None and not callable(approver):
+            raise TypeError(f"the approver must be callable, got {type(approver).__name__}")
+        self._approver = approver
+
+    def permission_counts(self) -> list[dict[str, Any]]:
+        """Per rule, then the default: the calls it allowed, denied and asked about."""
+        judge = self._judge
+        return judge.counts() if judge is not None else []
+
+    # -- the guarded path ---------------------------------------------------------
 
     def _dispatch(
         self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
@@ -332,21 +432,36 @@ class Dispatcher:
             return unknown(name, self._table.tools)
         return dispatch_checked(plan, args, kwargs)
 
-    def _hooked_dispatch(
-        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
+    def _guarded_dispatch(
+        self, name: str, args: Any, kwargs: dict[str, Any], approve: Approver | None
     ) -> str | dict[str, Any]:
-        hooks = self._dispatch_hooks
+        """Validate, then the operator's permissions, then the hooks, then the handler."""
         try:
-            if hooks is None or type(name) is not str:
+            if type(name) is not str:
                 return self._dispatch(name, args, kwargs)
-            # Hooks read the arguments as the handler will: never as a JSON string.
-            args, problem = parsed(name, args)
+            plan = self._plans.get(name) or self._plan(name)
+            if plan is None:
+                return unknown(name, self._table.tools)
+            # Permissions and hooks read the arguments as the handler will: parsed
+            # from JSON, and valid.
+            if type(args) is dict:  # ``checked``'s answer for a dict, without its call
+                problem = plan.check(args) if plan.check is not None else None
+            else:
+                args, problem = checked(plan, args)
             if problem is not None:
                 return problem
+            judge = self._judge
+            if judge is not None:
+                refusal = judge.check(plan, args, approve, self._approver)
+                if refusal is not None:
+                    return refusal
+            hooks = self._dispatch_hooks
+            if hooks is None:
+                return run_checked(plan, args, kwargs)
             refusal = hooks.before(name, args)
             if refusal is not None:
                 return blocked(name, refusal)
-            result = self._dispatch(name, args, kwargs)
+            result = run_checked(plan, args, kwargs)
             after = hooks.after(name, args, result)
             return after if type(after) is str else hook_result(name, after)
         except KeyboardInterrupt:
@@ -354,23 +469,33 @@ class Dispatcher:
         except BaseException as exc:
             return internal(name, exc)
 
-    async def _hooked_adispatch(
-        self, name: str, args: dict[str, Any], kwargs: dict[str, Any]
+    async def _guarded_adispatch(
+        self, name: str, args: Any, kwargs: dict[str, Any], approve: Approver | None
     ) -> str | dict[str, Any]:
-        hooks = self._dispatch_hooks
-        if hooks is None or type(name) is not str:
+        if type(name) is not str:
             return await self._adispatch(name, args, kwargs)
         try:
-            args, problem = parsed(name, args)
+            plan = self._plans.get(name) or self._plan(name)
+            if plan is None:
+                return unknown(name, self._table.tools)
+            args, problem = checked(plan, args)
             if problem is not None:
                 return problem
+            judge = self._judge
+            if judge is not None:
+                refusal = await judge.acheck(plan, args, approve, self._approver)
+                if refusal is not None:
+                    return refusal
+            hooks = self._dispatch_hooks
+            if hooks is None:
+                return await self._arun(plan, args, kwargs)
             # Hooks are synchronous and may block: keep them off the event loop.
             import asyncio
 
             refusal = await asyncio.to_thread(contained, hooks.before, name, args)
             if refusal is not None:
                 return blocked(name, refusal)
-            result = await self._adispatch(name, args, kwargs)
+            result = await self._arun(plan, args, kwargs)
             after = await asyncio.to_thread(contained, hooks.after, name, args, result)
             return after if type(after) is str else hook_result(name, after)
         except BaseException as exc:

@@ -7,7 +7,7 @@ to the contract) for every call the fast path does not settle.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._contract.entry import Handler, ToolEntry
 from .._contract.results import INTERRUPTS, type_name
@@ -17,6 +17,10 @@ from .call_outcomes import call_failed, cap, internal, off_contract
 from .fast_call import FastCall, build_fast_call
 from .timeouts import call_with_deadline
 from .workers import WorkerInterrupt
+
+if TYPE_CHECKING:
+    from .._core.permissions import ToolPermit
+    from .permission_check import CallJudge
 
 
 def parsed(name: str, args: Any) -> tuple[Any, str | None]:
@@ -79,7 +83,17 @@ class DispatchHooks(Protocol):
 class Plan:
     """What dispatch needs for one entry, worked out once: the checker, the deadline."""
 
-    __slots__ = ("entry", "handler", "check", "validates", "timeout", "fast")
+    __slots__ = (
+        "entry",
+        "handler",
+        "check",
+        "validates",
+        "timeout",
+        "fast",
+        "permit",
+        "judge",
+        "pack",
+    )
 
     def __init__(
         self,
@@ -98,6 +112,13 @@ class Plan:
         self.timeout = timeout
         #: The tool's fast call (``fast_call``), when the dispatcher built one.
         self.fast: FastCall | None = None
+        #: The operator's rules that can match this tool's calls, while permissions
+        #: are installed (the plan is dropped when they change, as on every write).
+        self.permit: ToolPermit | None = None
+        #: The installed permissions ``permit`` was worked out from.
+        self.judge: CallJudge | None = None
+        #: The tool's owner label (``registry.get_owner``): what ``pack:`` rules match.
+        self.pack = ""
 
 
 #: A hot tool, as ``dispatch`` reads it in one unpacking: ``(fast call,
@@ -109,10 +130,15 @@ Hot = tuple[FastCall | None, Handler, int | None, Plan]
 
 def dispatch_checked(plan: Plan, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
     """Dispatch with whatever the fast path skips: parsing, validation, deadline, async."""
-    entry = plan.entry
     args, problem = checked(plan, args)
     if problem is not None:
         return problem
+    return run_checked(plan, args, kwargs)
+
+
+def run_checked(plan: Plan, args: Any, kwargs: dict[str, Any]) -> str | dict[str, Any]:
+    """Run the handler on arguments ``checked`` passed, and hold its result to the contract."""
+    entry = plan.entry
     try:
         if plan.timeout is not None:
             result = call_with_deadline(plan.handler, entry.is_async, args, kwargs, plan.timeout)

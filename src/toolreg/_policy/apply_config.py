@@ -1,4 +1,4 @@
-"""The operator config applied to a loaded registry: toolsets, aliases, validation."""
+"""The operator config applied to a loaded registry: toolsets, aliases, validation, permissions."""
 
 from __future__ import annotations
 
@@ -39,9 +39,11 @@ def apply_toolset_config(config: Config, registry: ToolRegistry) -> list[str]:
 def apply_config(config: Config, registry: ToolRegistry) -> list[str]:
     """Everything the config says about a loaded registry; returns the tools removed.
 
-    ``[dispatch] validate`` switches argument validation, then the
-    ``[toolsets]`` table applies (see :func:`apply_toolset_config`).
+    ``[dispatch] validate`` switches argument validation, ``[permissions]`` is
+    installed (a config without it removes any), then the ``[toolsets]`` table
+    applies (see :func:`apply_toolset_config`).
     """
     require_host(registry, "apply the operator config")
     registry.set_validation(config.dispatch.validate)
+    registry.set_permissions(config.permissions)
     return apply_toolset_config(config, registry)

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
     from packaging.specifiers import SpecifierSet
 
+    from .._core.permissions import Permissions
+
 CONFIG_ENV = "TOOLREG_CONFIG"
 #: Where a pack's code runs: in the host process, or in a child process of its own.
 ISOLATION_MODES = ("none", "process")
@@ -132,6 +134,8 @@ class Config(NamedTuple):
     mcp: McpConfig = McpConfig()
     tracing: TracingConfig = TracingConfig()
     search: SearchConfig = SearchConfig()
+    #: The ``[permissions]`` table compiled; None when the config has none (every call runs).
+    permissions: Permissions | None = None
 
 
 def plugin_id(name: str) -> str:
@@ -246,7 +250,9 @@ def parse_config(text: str, source: Path | None = None) -> Config:
             source, "", "nested too deeply to read (arrays or inline tables)"
         ) from None
     reader = Reader(source)
-    reader.keys(data, "", {"plugins", "toolsets", "dispatch", "mcp", "tracing", "search"})
+    reader.keys(
+        data, "", {"plugins", "toolsets", "dispatch", "mcp", "tracing", "search", "permissions"}
+    )
     plugins = reader.table(data, "plugins")
     toolsets = reader.table(data, "toolsets")
     dispatch = reader.table(data, "dispatch")
@@ -262,6 +268,7 @@ def parse_config(text: str, source: Path | None = None) -> Config:
         mcp=parse_mcp(reader, reader.table(data, "mcp")),
         tracing=TracingConfig(reader.typed(tracing, "tracing", "enabled", bool, "true or false")),
         search=_search(reader, reader.table(data, "search")),
+        permissions=_permissions(reader, data),
     )
 
 
@@ -281,6 +288,31 @@ def _search(reader: Reader, data: dict[str, Any]) -> SearchConfig:
         always_loaded=reader.strings(data, "search", "always_loaded") or (),
         min_score=None if min_score is None else float(min_score),
     )
+
+
+def _permissions(reader: Reader, data: dict[str, Any]) -> Permissions | None:
+    """``[permissions]`` compiled, each rule checked; None when the table is absent."""
+    if "permissions" not in data:
+        return None
+    table = reader.table(data, "permissions")
+    from .._core.permissions import LEVELS, Permissions, RuleError, parse_rule
+
+    reader.keys(table, "permissions", {"default", *LEVELS})
+    default = reader.typed(table, "permissions", "default", str, '"allow", "ask" or "deny"')
+    if default is not None and default not in LEVELS:
+        raise ConfigError(
+            reader.source,
+            "permissions.default",
+            f'expected "allow", "ask" or "deny", got {default!r}',
+        )
+    rules = {}
+    for level in LEVELS:
+        written = reader.strings(table, "permissions", level) or ()
+        try:
+            rules[level] = [parse_rule(text, level, i) for i, text in enumerate(written)]
+        except RuleError as exc:
+            raise ConfigError(reader.source, exc.where, f"{exc.rule!r}: {exc.problem}") from None
+    return Permissions(default or "allow", rules)
 
 
 def _plugins(reader: Reader, data: dict[str, Any]) -> PluginsConfig:

@@ -52,9 +52,11 @@ if TYPE_CHECKING:
 
     from .._authoring.decorator import ToolOptions
     from .._core.decisions import Decision
+    from .._core.permissions import Permissions
     from .._core.plugin_policy import PluginPolicy
     from .._dispatch.dispatch import Dispatcher, DispatchHooks
     from .._dispatch.dispatch_many import Batches, BatchProgressCallback
+    from .._dispatch.permission_check import Approver
     from .._search.hit import SearchHit
     from .session import ToolSession
 
@@ -78,7 +80,7 @@ class ToolRegistry:
         self._view = AvailabilityView(self._table, self._availability)
         self._definitions = Definitions(self._table, self._availability)
         # Made by the first dispatch (or dispatch setting) and never replaced.
-        self._dispatch = DispatchParts(self._table, self._callers)
+        self._dispatch = DispatchParts(self._table, self._callers, log)
         self._search = SearchPart(self._table)  # the index is made by the first search
         self._live = self._table.live  # what get_entry reads (_table_changed follows it)
         self._table.on_change(self._table_changed)
@@ -165,7 +167,8 @@ class ToolRegistry:
         return self._table.aliases()
 
     def decisions(self, since: int = 0) -> list[Decision]:
-        """Registration decisions after sequence ``since``, oldest first (bounded log)."""
+        """Registration decisions, and calls the operator's permissions judged, after
+        sequence ``since``, oldest first (bounded log)."""
         return self._log.snapshot(since)
 
     @property
@@ -317,15 +320,22 @@ class ToolRegistry:
         /,
         *,
         progress: ProgressCallback | None = None,
+        approve: Approver | None = None,
         **kwargs: Any,
     ) -> str | dict[str, Any]:
-        """Run tool ``name``; never raises (see ``Dispatcher.dispatch``)."""
+        """Run tool ``name``; never raises (see ``Dispatcher.dispatch``).
+
+        ``approve(name, arguments, rule)`` answers this call's ``ask``, should the
+        operator's permissions ask (see ``set_approver``); it never allows a denied call.
+        """
         made = self._dispatch.made  # read, not a property: this runs for every call
         dispatcher = made[0] if made is not None else self._dispatcher
-        if progress is None and not kwargs:
+        if progress is None and approve is None and not kwargs:
             return dispatcher.dispatch(name, args)  # the usual call, without re-packing
         if progress is not None:
             kwargs["progress"] = progress
+        if approve is not None:
+            kwargs["approve"] = approve
         return dispatcher.dispatch(name, args, **kwargs)
 
     def adispatch(
@@ -335,12 +345,16 @@ class ToolRegistry:
         /,
         *,
         progress: ProgressCallback | None = None,
+        approve: Approver | None = None,
         **kwargs: Any,
     ) -> Coroutine[Any, Any, str | dict[str, Any]]:
-        """The async twin of ``dispatch``: sync handlers run in a worker thread."""
+        """The async twin of ``dispatch``: sync handlers run in a worker thread, and
+        so does a sync approver."""
         # Not ``async def``: the dispatcher's own coroutine, with nothing wrapped around it.
         if progress is not None:
             kwargs["progress"] = progress
+        if approve is not None:
+            kwargs["approve"] = approve
         return self._dispatcher.adispatch(name, args, **kwargs)
 
     def dispatch_many(
@@ -381,6 +395,40 @@ class ToolRegistry:
     def set_dispatch_hooks(self, hooks: DispatchHooks | None) -> None:
         """Install (or with None, remove) the hooks around every dispatch. Host only."""
         self._dispatch.set_dispatch_hooks(hooks)
+
+    def set_permissions(self, permissions: Permissions | Mapping[str, Any] | None) -> None:
+        """Install the operator's call-time rules; None removes them. Host only.
+
+        ``permissions`` is a compiled ``[permissions]`` table (``Config.permissions``)
+        or the table's shape, ``{"default": "ask", "deny": [...], ...}`` (ValueError
+        naming a malformed rule). ``apply_config`` calls this. See docs/permissions.md.
+        """
+        if permissions is not None:
+            from .._core.permissions import Permissions  # imported on use: most hosts have none
+
+            if not isinstance(permissions, Permissions):
+                permissions = Permissions.from_table(permissions)
+        self._dispatch.set_permissions(permissions)
+
+    @property
+    def permissions(self) -> Permissions | None:
+        """The rules installed by ``set_permissions`` (or ``apply_config``), or None."""
+        return self._dispatch.permissions
+
+    def set_approver(self, approver: Approver | None) -> None:
+        """What answers a call the operator's rules ``ask`` about; None: nothing. Host only.
+
+        ``approver(name, arguments, rule)``, sync or async, gets the tool's name, a copy
+        of the validated arguments and the rule as written (None for the default); it
+        returns ``"allow"``, ``"deny"`` or ``("deny", reason)``. Anything else, or an
+        exception, denies.
+        """
+        self._dispatch.set_approver(approver)
+
+    def permission_counts(self) -> list[dict[str, Any]]:
+        """Per rule (precedence order, then the default): the calls it allowed, denied and
+        put to an approver since the rules were installed; [] without rules."""
+        return self._dispatch.permission_counts()
 
     def set_validation(self, enabled: bool) -> None:
         """Turn argument validation on or off for every tool (operator switch). Host only."""

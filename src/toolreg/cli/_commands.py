@@ -486,6 +486,8 @@ def doctor_report() -> dict[str, Any]:
         "warnings": workspace_warnings(),
         # Calls abandoned at their deadline and still running, per worker pool.
         "stuck_calls": worker_stats(),
+        # The operator's rules and the calls each decided in this process.
+        "permissions": registry.permission_counts(),
     }
 
 
