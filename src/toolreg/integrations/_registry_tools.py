@@ -71,6 +71,52 @@ def available_tools(
     return registry, specs
 
 
+@dataclass(frozen=True)
+class DeferredSpecs:
+    """The selected tools split for deferred loading: ``loaded`` in full from the
+    start, ``deferred`` found by a search, each with the namespace it goes in."""
+
+    loaded: list[ToolSpec]
+    deferred: list[tuple[str, ToolSpec]]
+
+
+def deferred_tools(
+    registry: ToolRegistry | None,
+    names: Iterable[str] | None,
+    toolsets: Iterable[str] | None,
+    always_loaded: Iterable[str],
+    format: DefinitionFormat = "mcp",
+) -> tuple[ToolRegistry, DeferredSpecs]:
+    """:func:`available_tools`, split as ``get_definitions(defer=True)`` splits them.
+
+    The registry decides: the ``always_loaded`` tools (names or ``toolset:NAME``)
+    are loaded, the others deferred in a namespace per toolset (the Responses
+    API's form), and a ``searchable=False`` tool that is not always loaded is
+    left out, so no search can surface it.
+    """
+    registry, specs = available_tools(registry, names, toolsets, format)
+    layout = registry.get_definitions(
+        [spec.name for spec in specs],
+        format="openai-responses",
+        defer=True,
+        always_loaded=always_loaded,
+        search="server",
+    )
+    loaded: set[str] = set()
+    namespace_of: dict[str, str] = {}
+    for definition in layout:
+        if definition.get("type") == "function":
+            loaded.add(definition["name"])
+        elif definition.get("type") == "namespace":
+            for function in definition["tools"]:
+                namespace_of[function["name"]] = definition["name"]
+    split = DeferredSpecs(
+        loaded=[spec for spec in specs if spec.name in loaded],
+        deferred=[(namespace_of[s.name], s) for s in specs if s.name in namespace_of],
+    )
+    return registry, split
+
+
 def _selected_names(
     registry: ToolRegistry, names: Iterable[str] | None, toolsets: Iterable[str] | None
 ) -> list[str] | None:

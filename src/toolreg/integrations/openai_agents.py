@@ -25,13 +25,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal, overload
 
 from .._schemas.strict_schema import NotStrict, Restore, strict_schema
 from ._registry_tools import (
     ToolCallFailed,
     ToolSpec,
     available_tools,
+    deferred_tools,
     failure,
     missing_framework,
 )
@@ -43,8 +44,10 @@ try:
         SpanError,
         ToolOutputImage,
         ToolOutputText,
+        ToolSearchTool,
         default_tool_error_function,
         get_current_span,
+        tool_namespace,
     )
     from agents.tool import (
         ToolErrorFunction,
@@ -68,6 +71,7 @@ def tool_error_message(ctx: RunContextWrapper[Any], error: Exception) -> str:
     return str(error)
 
 
+@overload
 def tools(
     registry: ToolRegistry | None = None,
     *,
@@ -75,16 +79,72 @@ def tools(
     toolsets: Iterable[str] | None = None,
     strict: bool = True,
     failure_error_function: ToolErrorFunction | None = tool_error_message,
-) -> list[FunctionTool]:
+    defer: Literal[False] = False,
+    always_loaded: Iterable[str] = (),
+) -> list[FunctionTool]: ...
+
+
+@overload
+def tools(
+    registry: ToolRegistry | None = None,
+    *,
+    names: Iterable[str] | None = None,
+    toolsets: Iterable[str] | None = None,
+    strict: bool = True,
+    failure_error_function: ToolErrorFunction | None = tool_error_message,
+    defer: Literal[True],
+    always_loaded: Iterable[str] = (),
+) -> list[FunctionTool | ToolSearchTool]: ...
+
+
+def tools(
+    registry: ToolRegistry | None = None,
+    *,
+    names: Iterable[str] | None = None,
+    toolsets: Iterable[str] | None = None,
+    strict: bool = True,
+    failure_error_function: ToolErrorFunction | None = tool_error_message,
+    defer: bool = False,
+    always_loaded: Iterable[str] = (),
+) -> list[FunctionTool] | list[FunctionTool | ToolSearchTool]:
     """``FunctionTool``s for the available tools among ``names`` and ``toolsets``
     (all when both are None) of ``registry`` (default ``toolreg.registry``).
 
     ``strict=False`` offers every tool with its schema as registered.
     ``failure_error_function`` is the SDK's: what the model reads when a call
     fails (None: the run fails, its ``UserError`` caused by :class:`ToolCallFailed`).
+
+    ``defer=True`` uses the Responses API's hosted tool search: the
+    ``always_loaded`` tools (names, or ``toolset:NAME``) as they are, the others
+    with ``defer_loading=True`` in a ``tool_namespace`` per toolset, and one
+    ``ToolSearchTool()`` (none when nothing is deferred). The model sees the
+    deferred tools only once the search has loaded them; a ``searchable=False``
+    tool is offered only when it is always loaded. OpenAI Responses models only:
+    the SDK refuses deferred tools on other backends.
     """
-    registry, specs = available_tools(registry, names, toolsets, format="openai-responses")
-    return [_function_tool(registry, spec, strict, failure_error_function) for spec in specs]
+    if not defer:
+        registry, specs = available_tools(registry, names, toolsets, format="openai-responses")
+        return [_function_tool(registry, spec, strict, failure_error_function) for spec in specs]
+    registry, split = deferred_tools(
+        registry, names, toolsets, always_loaded, format="openai-responses"
+    )
+    offered: list[FunctionTool | ToolSearchTool] = [
+        _function_tool(registry, spec, strict, failure_error_function) for spec in split.loaded
+    ]
+    namespaces: dict[str, list[FunctionTool]] = {}
+    for namespace, spec in split.deferred:
+        tool = _function_tool(registry, spec, strict, failure_error_function, defer_loading=True)
+        if namespace == spec.name:
+            # The SDK keeps a namespace named as its tool for deferred top-level tools.
+            offered.append(tool)
+        else:
+            namespaces.setdefault(namespace, []).append(tool)
+    for namespace, members in namespaces.items():
+        description = f"Tools of the toolset {namespace}."
+        offered.extend(tool_namespace(name=namespace, description=description, tools=members))
+    if split.deferred:
+        offered.append(ToolSearchTool())
+    return offered
 
 
 def _function_tool(
@@ -92,6 +152,7 @@ def _function_tool(
     spec: ToolSpec,
     strict: bool,
     failure_error_function: ToolErrorFunction | None,
+    defer_loading: bool = False,
 ) -> FunctionTool:
     schema, restore = spec.parameters, None
     if strict:
@@ -116,6 +177,7 @@ def _function_tool(
         strict_json_schema=strict,
         # Asked by the Runner at every turn: availability changes show up without rebuilding.
         is_enabled=lambda ctx, agent: registry.is_tool_available(spec.name),
+        defer_loading=defer_loading,
     )
     return set_function_tool_failure_error_function(tool, failure_error_function)
 
