@@ -12,10 +12,16 @@ import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import toolreg
-from toolreg import DefinitionFormat, ToolRegistry, is_tool_error, tool_result_message
+from toolreg import (
+    DefinitionFormat,
+    ToolRegistry,
+    ToolSession,
+    is_tool_error,
+    tool_result_message,
+)
 
 logger = logging.getLogger("toolreg.integrations")
 
@@ -115,6 +121,41 @@ def deferred_tools(
         deferred=[(namespace_of[s.name], s) for s in specs if s.name in namespace_of],
     )
     return registry, split
+
+
+class Dispatcher(Protocol):
+    """What a framework tool calls: a ``ToolRegistry``, or a ``ToolSession`` (which
+    answers ``tool_search`` itself and hands every other call to its registry)."""
+
+    def dispatch(self, name: str, arguments: Any, /) -> str | dict[str, Any]: ...
+
+    async def adispatch(self, name: str, arguments: Any, /) -> str | dict[str, Any]: ...
+
+
+def session_tools(
+    session: ToolSession,
+    names: Iterable[str] | None,
+    toolsets: Iterable[str] | None,
+    format: DefinitionFormat = "mcp",
+) -> list[ToolSpec]:
+    """The tools ``session`` offers now: its always-loaded tools and the tools its
+    ``tool_search`` has found, while available, then ``tool_search`` itself.
+
+    The session holds the selection (``always_loaded``, ``toolsets``); passing
+    ``names`` or ``toolsets`` too is a TypeError.
+    """
+    if not isinstance(session, ToolSession):
+        raise TypeError(f"session must be a ToolSession, got {type(session).__name__}")
+    if names is not None or toolsets is not None:
+        raise TypeError(
+            "names and toolsets do not apply with session=: "
+            "give registry.session(always_loaded=..., toolsets=...) instead"
+        )
+    parameters_key = "inputSchema" if format == "mcp" else "parameters"
+    return [
+        ToolSpec(d["name"], d.get("description") or "", copy.deepcopy(d[parameters_key]))
+        for d in session.definitions(format)
+    ]
 
 
 def _selected_names(
