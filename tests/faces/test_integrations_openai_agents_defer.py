@@ -154,3 +154,24 @@ def test_a_tool_named_as_its_toolset_is_deferred_at_the_top_level(reg: ToolRegis
     wire = model.requests[0]
     assert {"type": "function", "name": "weather"}.items() <= wire[0].items()
     assert wire[0]["defer_loading"] is True
+
+
+def test_a_run_survives_every_deferred_tool_becoming_unavailable(
+    reg: ToolRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLREG_TEST_DEFER", "1")
+    reg.register("clock", "time", schema("clock"), lambda a: "tick")
+    for name in ("greet", "wave"):
+        reg.register(name, "text", schema(name), lambda a: "hi", requires_env="TOOLREG_TEST_DEFER")
+    tools = openai_agents.tools(reg, defer=True, always_loaded=["clock"])
+    monkeypatch.delenv("TOOLREG_TEST_DEFER")
+    model = HostedSearch("greet", {})
+    # The SDK refuses a ToolSearchTool with nothing to search: the first deferred tool
+    # stays listed, and a call to it fails.
+    result = Runner.run_sync(Agent(name="helper", model=model, tools=tools), "greet")
+    assert result.final_output == "done"
+    namespaces = [t for t in model.requests[0] if t["type"] == "namespace"]
+    assert [[f["name"] for f in t["tools"]] for t in namespaces] == [["greet"]]
+    (output,) = model.outputs
+    assert json.loads(output)["error_type"] == "unavailable"
+    assert "TOOLREG_TEST_DEFER" in json.loads(output)["error"]

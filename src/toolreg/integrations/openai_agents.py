@@ -59,7 +59,7 @@ try:
 except ImportError as exc:
     raise missing_framework("openai_agents", "openai-agents", "openai-agents") from exc
 
-from toolreg import ToolRegistry, tool_result_message
+from toolreg import ToolRegistry, tool_error, tool_result_message
 
 logger = logging.getLogger("toolreg.integrations")
 
@@ -120,7 +120,10 @@ def tools(
     ``ToolSearchTool()`` (none when nothing is deferred). The model sees the
     deferred tools only once the search has loaded them; a ``searchable=False``
     tool is offered only when it is always loaded. OpenAI Responses models only:
-    the SDK refuses deferred tools on other backends.
+    the SDK refuses deferred tools on other backends. The SDK also refuses a
+    search with nothing to search, so the first deferred tool stays listed when
+    it becomes unavailable; a call to it then fails with ``error_type``
+    ``unavailable``.
     """
     if not defer:
         registry, specs = available_tools(registry, names, toolsets, format="openai-responses")
@@ -132,8 +135,12 @@ def tools(
         _function_tool(registry, spec, strict, failure_error_function) for spec in split.loaded
     ]
     namespaces: dict[str, list[FunctionTool]] = {}
-    for namespace, spec in split.deferred:
-        tool = _function_tool(registry, spec, strict, failure_error_function, defer_loading=True)
+    for index, (namespace, spec) in enumerate(split.deferred):
+        # The SDK refuses a ToolSearchTool with nothing to search: the first deferred
+        # tool stays enabled when it becomes unavailable, and answers an "unavailable" error.
+        tool = _function_tool(
+            registry, spec, strict, failure_error_function, defer_loading=True, anchor=index == 0
+        )
         if namespace == spec.name:
             # The SDK keeps a namespace named as its tool for deferred top-level tools.
             offered.append(tool)
@@ -153,6 +160,7 @@ def _function_tool(
     strict: bool,
     failure_error_function: ToolErrorFunction | None,
     defer_loading: bool = False,
+    anchor: bool = False,
 ) -> FunctionTool:
     schema, restore = spec.parameters, None
     if strict:
@@ -163,7 +171,15 @@ def _function_tool(
             strict = False
 
     async def on_invoke_tool(ctx: ToolContext[Any], arguments: str) -> Any:
-        result = await registry.adispatch(spec.name, _arguments(arguments, restore))
+        if anchor and not registry.is_tool_available(spec.name):
+            _, why = registry.availability(spec.name)
+            result: str | dict[str, Any] = tool_error(
+                f"{spec.name} is not available now: {why or 'its check failed'}",
+                error_type="unavailable",
+                tool=spec.name,
+            )
+        else:
+            result = await registry.adispatch(spec.name, _arguments(arguments, restore))
         failed = failure(spec.name, result)
         if failed is None:
             return _output(result)
@@ -176,7 +192,7 @@ def _function_tool(
         on_invoke_tool=on_invoke_tool,
         strict_json_schema=strict,
         # Asked by the Runner at every turn: availability changes show up without rebuilding.
-        is_enabled=lambda ctx, agent: registry.is_tool_available(spec.name),
+        is_enabled=True if anchor else lambda ctx, agent: registry.is_tool_available(spec.name),
         defer_loading=defer_loading,
     )
     return set_function_tool_failure_error_function(tool, failure_error_function)
