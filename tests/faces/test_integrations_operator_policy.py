@@ -128,3 +128,33 @@ def test_a_selection_that_is_not_a_list_of_strings_is_still_an_error(
     # A host's own mistake, not the operator's: no policy makes None a name.
     with pytest.raises(TypeError, match="toolsets must be a list of strings; got None"):
         tools(builtins, toolsets=["file", None])
+
+
+DEFERRED: dict[str, Callable[..., list[Any]]] = {
+    "langchain": lambda reg, *, always_loaded, toolsets: langchain.tools(
+        session=reg.session(always_loaded=always_loaded, toolsets=toolsets)
+    ),
+    "llm": lambda reg, *, always_loaded, toolsets: llm.tools(
+        session=reg.session(always_loaded=always_loaded, toolsets=toolsets)
+    ),
+    "openai_agents": lambda reg, **selection: openai_agents.tools(reg, defer=True, **selection),
+    "pydantic_ai": lambda reg, **selection: pydantic_ai.tools(reg, defer=True, **selection),
+}
+
+
+@pytest.mark.parametrize("integration", sorted(DEFERRED))
+def test_deferred_tools_take_what_the_operator_left(
+    builtins: ToolRegistry, integration: str
+) -> None:
+    apply_config(parse_config('[toolsets]\ndisabled = ["terminal"]\n'), builtins)
+    builtins.register(
+        "deploy", "file", schema("deploy"), lambda a: "ok", requires_env="TOOLREG_TEST_UNSET"
+    )
+    made = DEFERRED[integration](
+        builtins,
+        always_loaded=["terminal", "deploy", "toolset:terminal", "toolset:nope"],
+        toolsets=["terminal", "file"],
+    )
+    offered = {getattr(tool, "name", None) for tool in made}
+    assert not offered & {"terminal", "deploy"}
+    assert offered <= {"read_file", "tool_search"}

@@ -12,10 +12,16 @@ import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import toolreg
-from toolreg import DefinitionFormat, ToolRegistry, is_tool_error, tool_result_message
+from toolreg import (
+    DefinitionFormat,
+    ToolRegistry,
+    ToolSession,
+    is_tool_error,
+    tool_result_message,
+)
 
 logger = logging.getLogger("toolreg.integrations")
 
@@ -69,6 +75,87 @@ def available_tools(
                 why = "its definition could not be made" if available else reason
                 logger.info("Tool %s is left out: %s", name, why or "it is not available now")
     return registry, specs
+
+
+@dataclass(frozen=True)
+class DeferredSpecs:
+    """The selected tools split for deferred loading: ``loaded`` in full from the
+    start, ``deferred`` found by a search, each with the namespace it goes in."""
+
+    loaded: list[ToolSpec]
+    deferred: list[tuple[str, ToolSpec]]
+
+
+def deferred_tools(
+    registry: ToolRegistry | None,
+    names: Iterable[str] | None,
+    toolsets: Iterable[str] | None,
+    always_loaded: Iterable[str],
+    format: DefinitionFormat = "mcp",
+) -> tuple[ToolRegistry, DeferredSpecs]:
+    """:func:`available_tools`, split as ``get_definitions(defer=True)`` splits them.
+
+    The registry decides: the ``always_loaded`` tools (names or ``toolset:NAME``)
+    are loaded, the others deferred in a namespace per toolset (the Responses
+    API's form), and a ``searchable=False`` tool that is not always loaded is
+    left out, so no search can surface it.
+    """
+    registry, specs = available_tools(registry, names, toolsets, format)
+    layout = registry.get_definitions(
+        [spec.name for spec in specs],
+        format="openai-responses",
+        defer=True,
+        always_loaded=always_loaded,
+        search="server",
+    )
+    loaded: set[str] = set()
+    namespace_of: dict[str, str] = {}
+    for definition in layout:
+        if definition.get("type") == "function":
+            loaded.add(definition["name"])
+        elif definition.get("type") == "namespace":
+            for function in definition["tools"]:
+                namespace_of[function["name"]] = definition["name"]
+    split = DeferredSpecs(
+        loaded=[spec for spec in specs if spec.name in loaded],
+        deferred=[(namespace_of[s.name], s) for s in specs if s.name in namespace_of],
+    )
+    return registry, split
+
+
+class Dispatcher(Protocol):
+    """What a framework tool calls: a ``ToolRegistry``, or a ``ToolSession`` (which
+    answers ``tool_search`` itself and hands every other call to its registry)."""
+
+    def dispatch(self, name: str, arguments: Any, /) -> str | dict[str, Any]: ...
+
+    async def adispatch(self, name: str, arguments: Any, /) -> str | dict[str, Any]: ...
+
+
+def session_tools(
+    session: ToolSession,
+    names: Iterable[str] | None,
+    toolsets: Iterable[str] | None,
+    format: DefinitionFormat = "mcp",
+) -> list[ToolSpec]:
+    """The tools ``session`` offers now: its always-loaded tools and the tools its
+    ``tool_search`` has found, while available, then ``tool_search`` itself.
+
+    The session holds the selection (``always_loaded``, ``toolsets``); passing
+    ``names`` or ``toolsets`` too is a TypeError.
+    """
+    if not isinstance(session, ToolSession):
+        raise TypeError(f"session must be a ToolSession, got {type(session).__name__}")
+    if names is not None or toolsets is not None:
+        raise TypeError(
+            "names and toolsets do not apply with session=: "
+            "give registry.session(always_loaded=..., toolsets=...) instead"
+        )
+    parameters_key = "inputSchema" if format == "mcp" else "parameters"
+    return [
+        ToolSpec(d["name"], d.get("description") or "", copy.deepcopy(d[parameters_key]))
+        for d in session.definitions(format)
+    ]
 
 
 def _selected_names(

@@ -9,6 +9,13 @@ hooks and policy apply. A multimodal result becomes LangChain's standard
 content blocks (``text``, ``image``, ``audio``). A ``tool_error`` result is
 raised as a ``ToolException`` and handled by LangChain (``handle_tool_error``):
 the model gets the error JSON in a ``ToolMessage`` with ``status="error"``.
+
+LangChain has no deferred loading of its own: a model is bound to a fixed
+list. ``tools(session=registry.session(always_loaded=[...]))`` gives the
+session's tools now, the always-loaded ones, those its ``tool_search`` tool has
+found, and ``tool_search``; a host re-reads it before each model call
+(``model.bind_tools(langchain.tools(session=session))``), so a tool found in
+one step can be called in the next.
 """
 
 from __future__ import annotations
@@ -17,11 +24,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._registry_tools import (
+    Dispatcher,
     ToolSpec,
     available_tools,
     failure,
     missing_framework,
     result_parts,
+    session_tools,
 )
 
 try:
@@ -29,7 +38,7 @@ try:
 except ImportError as exc:
     raise missing_framework("langchain", "langchain-core", "langchain") from exc
 
-from toolreg import ToolRegistry
+from toolreg import ToolRegistry, ToolSession
 
 __all__ = ["tools"]
 
@@ -39,14 +48,22 @@ def tools(
     *,
     names: Iterable[str] | None = None,
     toolsets: Iterable[str] | None = None,
+    session: ToolSession | None = None,
 ) -> list[StructuredTool]:
     """``StructuredTool``s for the available tools among ``names`` and ``toolsets``
-    (all when both are None) of ``registry`` (default ``toolreg.registry``)."""
+    (all when both are None) of ``registry`` (default ``toolreg.registry``).
+
+    ``session``: the tools a :class:`~toolreg.ToolSession` offers now instead
+    (its always-loaded and found tools, then ``tool_search``, answered by the
+    session); read it again before each model call. ``registry`` is then unused.
+    """
+    if session is not None:
+        return [_structured_tool(session, spec) for spec in session_tools(session, names, toolsets)]
     registry, specs = available_tools(registry, names, toolsets)
     return [_structured_tool(registry, spec) for spec in specs]
 
 
-def _structured_tool(registry: ToolRegistry, spec: ToolSpec) -> StructuredTool:
+def _structured_tool(registry: Dispatcher, spec: ToolSpec) -> StructuredTool:
     def run(**arguments: Any) -> str | list[dict[str, Any]]:
         return _content(spec.name, registry.dispatch(spec.name, arguments))
 

@@ -25,13 +25,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal, overload
 
 from .._schemas.strict_schema import NotStrict, Restore, strict_schema
 from ._registry_tools import (
     ToolCallFailed,
     ToolSpec,
     available_tools,
+    deferred_tools,
     failure,
     missing_framework,
 )
@@ -43,8 +44,10 @@ try:
         SpanError,
         ToolOutputImage,
         ToolOutputText,
+        ToolSearchTool,
         default_tool_error_function,
         get_current_span,
+        tool_namespace,
     )
     from agents.tool import (
         ToolErrorFunction,
@@ -56,7 +59,7 @@ try:
 except ImportError as exc:
     raise missing_framework("openai_agents", "openai-agents", "openai-agents") from exc
 
-from toolreg import ToolRegistry, tool_result_message
+from toolreg import ToolRegistry, tool_error, tool_result_message
 
 logger = logging.getLogger("toolreg.integrations")
 
@@ -68,6 +71,7 @@ def tool_error_message(ctx: RunContextWrapper[Any], error: Exception) -> str:
     return str(error)
 
 
+@overload
 def tools(
     registry: ToolRegistry | None = None,
     *,
@@ -75,16 +79,79 @@ def tools(
     toolsets: Iterable[str] | None = None,
     strict: bool = True,
     failure_error_function: ToolErrorFunction | None = tool_error_message,
-) -> list[FunctionTool]:
+    defer: Literal[False] = False,
+    always_loaded: Iterable[str] = (),
+) -> list[FunctionTool]: ...
+
+
+@overload
+def tools(
+    registry: ToolRegistry | None = None,
+    *,
+    names: Iterable[str] | None = None,
+    toolsets: Iterable[str] | None = None,
+    strict: bool = True,
+    failure_error_function: ToolErrorFunction | None = tool_error_message,
+    defer: Literal[True],
+    always_loaded: Iterable[str] = (),
+) -> list[FunctionTool | ToolSearchTool]: ...
+
+
+def tools(
+    registry: ToolRegistry | None = None,
+    *,
+    names: Iterable[str] | None = None,
+    toolsets: Iterable[str] | None = None,
+    strict: bool = True,
+    failure_error_function: ToolErrorFunction | None = tool_error_message,
+    defer: bool = False,
+    always_loaded: Iterable[str] = (),
+) -> list[FunctionTool] | list[FunctionTool | ToolSearchTool]:
     """``FunctionTool``s for the available tools among ``names`` and ``toolsets``
     (all when both are None) of ``registry`` (default ``toolreg.registry``).
 
     ``strict=False`` offers every tool with its schema as registered.
     ``failure_error_function`` is the SDK's: what the model reads when a call
     fails (None: the run fails, its ``UserError`` caused by :class:`ToolCallFailed`).
+
+    ``defer=True`` uses the Responses API's hosted tool search: the
+    ``always_loaded`` tools (names, or ``toolset:NAME``) as they are, the others
+    with ``defer_loading=True`` in a ``tool_namespace`` per toolset, and one
+    ``ToolSearchTool()`` (none when nothing is deferred). The model sees the
+    deferred tools only once the search has loaded them; a ``searchable=False``
+    tool is offered only when it is always loaded. OpenAI Responses models only:
+    the SDK refuses deferred tools on other backends. The SDK also refuses a
+    search with nothing to search, so the first deferred tool stays listed when
+    it becomes unavailable; a call to it then fails with ``error_type``
+    ``unavailable``.
     """
-    registry, specs = available_tools(registry, names, toolsets, format="openai-responses")
-    return [_function_tool(registry, spec, strict, failure_error_function) for spec in specs]
+    if not defer:
+        registry, specs = available_tools(registry, names, toolsets, format="openai-responses")
+        return [_function_tool(registry, spec, strict, failure_error_function) for spec in specs]
+    registry, split = deferred_tools(
+        registry, names, toolsets, always_loaded, format="openai-responses"
+    )
+    offered: list[FunctionTool | ToolSearchTool] = [
+        _function_tool(registry, spec, strict, failure_error_function) for spec in split.loaded
+    ]
+    namespaces: dict[str, list[FunctionTool]] = {}
+    for index, (namespace, spec) in enumerate(split.deferred):
+        # The SDK refuses a ToolSearchTool with nothing to search: the first deferred
+        # tool stays enabled when it becomes unavailable, and answers an "unavailable" error.
+        tool = _function_tool(
+            registry, spec, strict, failure_error_function, defer_loading=True, anchor=index == 0
+        )
+        if namespace == spec.name:
+            # The SDK keeps a namespace named as its tool for deferred top-level tools.
+            offered.append(tool)
+        else:
+            namespaces.setdefault(namespace, []).append(tool)
+    for namespace, members in namespaces.items():
+        description = f"Tools of the toolset {namespace}."
+        offered.extend(tool_namespace(name=namespace, description=description, tools=members))
+    if split.deferred:
+        offered.append(ToolSearchTool())
+    return offered
 
 
 def _function_tool(
@@ -92,6 +159,8 @@ def _function_tool(
     spec: ToolSpec,
     strict: bool,
     failure_error_function: ToolErrorFunction | None,
+    defer_loading: bool = False,
+    anchor: bool = False,
 ) -> FunctionTool:
     schema, restore = spec.parameters, None
     if strict:
@@ -102,7 +171,15 @@ def _function_tool(
             strict = False
 
     async def on_invoke_tool(ctx: ToolContext[Any], arguments: str) -> Any:
-        result = await registry.adispatch(spec.name, _arguments(arguments, restore))
+        if anchor and not registry.is_tool_available(spec.name):
+            _, why = registry.availability(spec.name)
+            result: str | dict[str, Any] = tool_error(
+                f"{spec.name} is not available now: {why or 'its check failed'}",
+                error_type="unavailable",
+                tool=spec.name,
+            )
+        else:
+            result = await registry.adispatch(spec.name, _arguments(arguments, restore))
         failed = failure(spec.name, result)
         if failed is None:
             return _output(result)
@@ -115,7 +192,8 @@ def _function_tool(
         on_invoke_tool=on_invoke_tool,
         strict_json_schema=strict,
         # Asked by the Runner at every turn: availability changes show up without rebuilding.
-        is_enabled=lambda ctx, agent: registry.is_tool_available(spec.name),
+        is_enabled=True if anchor else lambda ctx, agent: registry.is_tool_available(spec.name),
+        defer_loading=defer_loading,
     )
     return set_function_tool_failure_error_function(tool, failure_error_function)
 

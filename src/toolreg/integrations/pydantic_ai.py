@@ -13,17 +13,25 @@ retry budget), ``ToolFailed`` for any other error (a failed tool result the
 model adapts to; pydantic-ai releases without it get the error JSON as the
 result). Each tool's ``prepare`` asks the registry at every step whether the
 tool is available now, so availability changes show up without rebuilding.
+
+``tools(defer=True, always_loaded=[...])`` marks every tool but the always-loaded
+ones ``defer_loading=True``: pydantic-ai's own tool search (its ``ToolSearch``
+capability, in every agent) hides them until a search reveals them, natively
+on models that have one and through its ``search_tools`` function elsewhere.
+:func:`tool_search` is a ``ToolSearch`` strategy that answers with toolreg's
+search instead of pydantic-ai's keyword match.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ._registry_tools import (
     ToolSpec,
     available_tools,
+    deferred_tools,
     failure,
     missing_framework,
     result_parts,
@@ -40,9 +48,10 @@ try:
 except ImportError:  # pydantic-ai before ToolFailed: the error is an ordinary result
     ToolFailed = None  # type: ignore[assignment,misc]
 
+import toolreg
 from toolreg import ToolRegistry
 
-__all__ = ["tools"]
+__all__ = ["tool_search", "tools"]
 
 
 def tools(
@@ -50,11 +59,57 @@ def tools(
     *,
     names: Iterable[str] | None = None,
     toolsets: Iterable[str] | None = None,
+    defer: bool = False,
+    always_loaded: Iterable[str] = (),
 ) -> list[Tool[Any]]:
     """pydantic-ai ``Tool``s for the available tools among ``names`` and ``toolsets``
-    (all when both are None) of ``registry`` (default ``toolreg.registry``)."""
-    registry, specs = available_tools(registry, names, toolsets)
-    return [_pydantic_ai_tool(registry, spec) for spec in specs]
+    (all when both are None) of ``registry`` (default ``toolreg.registry``).
+
+    ``defer=True``: the ``always_loaded`` tools (names, or ``toolset:NAME``) as
+    they are, the others with ``defer_loading=True``, found through pydantic-ai's
+    tool search; a ``searchable=False`` tool is offered only when it is always loaded.
+    """
+    if not defer:
+        registry, specs = available_tools(registry, names, toolsets)
+        return [_pydantic_ai_tool(registry, spec) for spec in specs]
+    registry, split = deferred_tools(registry, names, toolsets, always_loaded)
+    offered = [_pydantic_ai_tool(registry, spec) for spec in split.loaded]
+    for _, spec in split.deferred:
+        tool = _pydantic_ai_tool(registry, spec)
+        tool.defer_loading = True
+        offered.append(tool)
+    return offered
+
+
+def tool_search(
+    registry: ToolRegistry | None = None, *, min_score: float | None = None
+) -> Callable[[RunContext[Any], Sequence[str], Sequence[ToolDefinition]], list[str]]:
+    """A ``ToolSearch(strategy=...)`` function that ranks the deferred tools with
+    ``registry.search`` (default ``toolreg.registry``; ``min_score`` is its threshold):
+
+    >>> from pydantic_ai.capabilities import ToolSearch
+    >>> search = ToolSearch(strategy=pydantic_ai.tool_search())  # doctest: +SKIP
+
+    Only the deferred tools pydantic-ai hands it can be found, best first; a
+    tool of another agent or toolset with a matching name is not.
+    """
+    chosen = toolreg.registry if registry is None else registry
+
+    def search(
+        ctx: RunContext[Any], queries: Sequence[str], tools: Sequence[ToolDefinition]
+    ) -> list[str]:
+        deferred = {tool.name for tool in tools}
+        found: dict[str, None] = {}
+        for query in queries:
+            hits = chosen.search(query, limit=_SEARCH_LIMIT, min_score=min_score)
+            found.update(dict.fromkeys(hit.name for hit in hits if hit.name in deferred))
+        return list(found)
+
+    return search
+
+
+#: The most tools one query of pydantic-ai's search reveals (its own keyword search's cap).
+_SEARCH_LIMIT = 10
 
 
 def _pydantic_ai_tool(registry: ToolRegistry, spec: ToolSpec) -> Tool[Any]:
