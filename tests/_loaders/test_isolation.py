@@ -451,3 +451,36 @@ def test_an_isolated_pack_cannot_read_the_hosts_environment(pack_venv, tmp_path)
     assert found["parent"] not in found["readable"], "the host is out of the walk's reach"
     assert found["holding"] == [], "no process the pack can read holds the token"
     assert token not in done.stdout
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_an_isolated_packs_read_only_hint_counts_only_when_trusted(pack_venv, tmp_path, trusted):
+    """The hints the child sent feed ``ask_unless_read_only`` as an in-process pack's do."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    import sqlite3
+
+    with sqlite3.connect(workspace / "shop.db") as db:
+        db.execute("CREATE TABLE items (name TEXT)")
+    table = "[permissions]\nask_unless_read_only = true\n"
+    if trusted:
+        table += 'trust_hints = ["toolreg-sqlite"]\n'
+    config = write_config(tmp_path, isolated(SQLITE) + table)
+    out = run_host(
+        pack_venv,
+        config,
+        """
+out['tables'] = registry.dispatch('sqlite_list_tables', {'database': 'shop.db'})
+out['hint'] = registry.get_entry('sqlite_list_tables').annotations.get('readOnlyHint')
+""",
+        SQLITE,
+        TOOLREG_WORKSPACE=str(workspace),
+    )
+    assert out["report"][SQLITE]["isolation"] == "process"
+    assert out["hint"] is True
+    if trusted:
+        assert "items" in out["tables"]
+    else:
+        result = json.loads(out["tables"])
+        assert (result["code"], result["rule"]) == ("approval_required", "ask_unless_read_only")
+        assert "readOnlyHint from an untrusted source, toolreg-sqlite" in result["error"]

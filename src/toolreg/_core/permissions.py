@@ -3,7 +3,10 @@
 Pure: rules in, a verdict out. A rule is a tool-name glob (or ``toolset:GLOB``,
 ``pack:GLOB``), optionally followed by ``(arg=glob, ...)``; globs are
 ``fnmatch.fnmatchcase`` globs, anchored at both ends and case-sensitive. Deny
-beats ask, ask beats allow, and a call no rule matches gets the default.
+beats ask, ask beats allow, and a call no rule matches gets the default, or, under
+``ask_unless_read_only``, an ask unless the tool's ``readOnlyHint`` is true and
+comes from a source the operator trusts (``trust_hints``, plus ``builtin`` and
+``host``).
 
 What is worked out once per tool (:meth:`Permissions.for_tool`, the rules that
 can match its name, toolset and pack) lives in the dispatcher's per-tool plan,
@@ -24,6 +27,8 @@ Verdict = Literal["allow", "ask", "deny"]
 #: The rule lists in the order they are consulted.
 LEVELS: tuple[Verdict, ...] = ("deny", "ask", "allow")
 VERDICTS = frozenset(LEVELS)
+#: The keys of the ``[permissions]`` table.
+KEYS = ("default", *LEVELS, "ask_unless_read_only", "trust_hints")
 #: How records and tallies name the default, beside ``permissions.deny[0]`` and the like.
 DEFAULT_WHERE = "permissions.default"
 #: The scopes a rule may name instead of a tool: ``toolset:web``, ``pack:toolreg-sqlite``.
@@ -75,6 +80,9 @@ class Rule(NamedTuple):
     args: tuple[tuple[str, str, re.Pattern[str]], ...]
     #: ``permissions.<level>[<position>]``: how errors, records and tallies name it.
     where: str
+    #: Why a rule the table derives (not one written) applies to the tool:
+    #: ``ask_unless_read_only``'s "no readOnlyHint", say; "" for a written rule.
+    why: str = ""
 
     def matches_args(self, args: Any) -> bool:
         """Whether every argument glob matches its argument; an absent one never does."""
@@ -131,6 +139,33 @@ def _arguments(inside: str, where: str, text: str) -> tuple[tuple[str, str, re.P
         seen.add(name)
         arguments.append((name, glob, _glob(glob)))
     return tuple(arguments)
+
+
+#: The owners whose ``readOnlyHint`` is always trusted: the operator's own install.
+TRUSTED_OWNERS = ("builtin", "host")
+#: How records, tallies and messages name the ask ``ask_unless_read_only`` derives.
+READ_ONLY_TEXT = "ask_unless_read_only"
+READ_ONLY_WHERE = "permissions.ask_unless_read_only"
+_ANY = re.compile(r"(?s:.*)\Z")
+
+
+def read_only_rule(why: str) -> Rule:
+    """The ask ``ask_unless_read_only`` puts after a tool's written rules, saying why."""
+    return Rule("ask", 0, READ_ONLY_TEXT, "tool", "*", _ANY, (), READ_ONLY_WHERE, why)
+
+
+def parse_trust(text: Any, index: int) -> str:
+    """One ``trust_hints`` entry, an owner glob; RuleError naming ``permissions.trust_hints[i]``."""
+    where = f"permissions.trust_hints[{index}]"
+    if type(text) is not str or not text or any(c.isspace() for c in text):
+        raise RuleError(where, text, "expected an owner glob without spaces, such as 'mcp:github'")
+    if text.startswith("pack:"):
+        raise RuleError(
+            where,
+            text,
+            f"write the owner as registry.get_owner gives it, without 'pack:': {text[5:]!r}",
+        )
+    return text
 
 
 class CallRuling(NamedTuple):
@@ -243,14 +278,56 @@ class Permissions:
     Read-only once made: a change of rules is a new object, installed by the host.
     """
 
-    __slots__ = ("_rules", "_levels", "_default")
+    __slots__ = ("_rules", "_levels", "_default", "_ask_unless_read_only", "_trust", "_trusted")
 
-    def __init__(self, default: Verdict, rules: Mapping[Verdict, Sequence[Rule]]) -> None:
+    def __init__(
+        self,
+        default: Verdict,
+        rules: Mapping[Verdict, Sequence[Rule]],
+        ask_unless_read_only: bool = False,
+        trust_hints: Sequence[str] = (),
+    ) -> None:
         if default not in VERDICTS:
             raise ValueError(f'default must be "allow", "ask" or "deny", got {default!r}')
+        if ask_unless_read_only and default != "allow":
+            raise ValueError(
+                f'ask_unless_read_only = true needs default = "allow" (got {default!r}): it '
+                "turns the allow of calls no rule matches into an ask, except for trusted "
+                "read-only tools"
+            )
         self._rules = MappingProxyType({level: tuple(rules.get(level, ())) for level in LEVELS})
         self._levels = tuple(_Level(self._rules[level]) for level in LEVELS)
         self._default: Verdict = default
+        self._ask_unless_read_only = bool(ask_unless_read_only)
+        self._trust = tuple(parse_trust(text, i) for i, text in enumerate(trust_hints))
+        globs = (*TRUSTED_OWNERS, *self._trust)
+        self._trusted = re.compile("|".join(fnmatch.translate(glob) for glob in globs))
+
+    @property
+    def ask_unless_read_only(self) -> bool:
+        """Calls no rule matches ask, unless the tool is read-only by a trusted hint."""
+        return self._ask_unless_read_only
+
+    @property
+    def trust_hints(self) -> tuple[str, ...]:
+        """The owner globs whose ``readOnlyHint`` the operator trusts, as written
+        (``builtin`` and ``host`` are trusted besides)."""
+        return self._trust
+
+    def trusts_hints_of(self, pack: str | None) -> bool:
+        """Whether the owner ``pack``'s ``readOnlyHint`` may skip an ask."""
+        return pack is not None and self._trusted.match(pack) is not None
+
+    def read_only_why(self, pack: str | None, read_only: Any) -> str | None:
+        """Why ``ask_unless_read_only`` asks for a tool of ``pack`` whose ``readOnlyHint``
+        is ``read_only`` (None: absent), or None when it does not."""
+        if not self._ask_unless_read_only:
+            return None
+        if read_only is not True:
+            return "no readOnlyHint" if read_only is None else "readOnlyHint is not true"
+        if not self.trusts_hints_of(pack):
+            return f"readOnlyHint from an untrusted source, {pack or 'an unknown owner'}"
+        return None
 
     @property
     def default(self) -> Verdict:
@@ -268,25 +345,36 @@ class Permissions:
         RuleError (a ValueError) names the first malformed rule; ValueError for
         an unknown key or a bad default.
         """
-        unknown = set(table) - {"default", *LEVELS}
+        unknown = set(table) - set(KEYS)
         if unknown:
-            raise ValueError(
-                f"unknown key(s) {sorted(unknown)}; expected default, deny, ask, allow"
-            )
+            raise ValueError(f"unknown key(s) {sorted(unknown)}; expected {', '.join(KEYS)}")
         rules: dict[Verdict, list[Rule]] = {}
         for level in LEVELS:
             written = table.get(level, ())
             if isinstance(written, str) or not isinstance(written, Iterable):
                 raise ValueError(f"permissions.{level} must be a list of rule strings")
             rules[level] = [parse_rule(text, level, i) for i, text in enumerate(written)]
-        return cls(table.get("default", "allow"), rules)
+        read_only = table.get("ask_unless_read_only", False)
+        if type(read_only) is not bool:
+            raise ValueError("permissions.ask_unless_read_only must be true or false")
+        trust = table.get("trust_hints", ())
+        if isinstance(trust, str) or not isinstance(trust, Iterable):
+            raise ValueError("permissions.trust_hints must be a list of owner globs")
+        return cls(table.get("default", "allow"), rules, read_only, tuple(trust))
 
     def all_rules(self) -> list[Rule]:
         """Every rule, in precedence order."""
         return [rule for level in LEVELS for rule in self.rules[level]]
 
-    def for_tool(self, name: str, toolset: str, pack: str | None) -> ToolPermit:
-        """The rules that can match calls of tool ``name`` of ``toolset``, made by ``pack``."""
+    def for_tool(
+        self, name: str, toolset: str, pack: str | None, read_only: Any = None
+    ) -> ToolPermit:
+        """The rules that can match calls of tool ``name`` of ``toolset``, made by ``pack``,
+        whose ``readOnlyHint`` is ``read_only`` (None: it has none).
+
+        Under ``ask_unless_read_only`` a tool it asks for gets :func:`read_only_rule`
+        after its written rules: it decides the calls they leave to the default.
+        """
         candidates = []
         for level in self._levels:
             plain = None
@@ -309,8 +397,15 @@ class Permissions:
             else:
                 continue
             break
+        else:
+            # No rule decides every call: the rest fall to the default, or to this ask.
+            why = self.read_only_why(pack, read_only)
+            if why is not None:
+                candidates.append(read_only_rule(why))
         return ToolPermit(candidates, self._default)
 
-    def decide(self, name: str, toolset: str, pack: str | None, args: Any) -> CallRuling:
+    def decide(
+        self, name: str, toolset: str, pack: str | None, args: Any, read_only: Any = None
+    ) -> CallRuling:
         """The verdict on one call (``for_tool(...).decide(args)``)."""
-        return self.for_tool(name, toolset, pack).decide(args)
+        return self.for_tool(name, toolset, pack, read_only).decide(args)

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .._contract.results import clip, describe_exception, printable, tool_error
-from .._core.permissions import DEFAULT_WHERE
+from .._core.permissions import DEFAULT_WHERE, read_only_rule
 from .async_bridge import run_coroutine
 
 if TYPE_CHECKING:
@@ -39,6 +39,8 @@ def _named(rule: Rule | None, verdict: str) -> str:
     """How a message names what decided: the rule as written, or the default."""
     if rule is None:
         return f'the operator\'s default ("{verdict}")'
+    if rule.why:  # not written but derived: ask_unless_read_only, and why it asks
+        return f"the operator's {rule.text} ({rule.why})"
     return f"the operator's rule {rule.text!r}"
 
 
@@ -113,6 +115,8 @@ class CallJudge:
         self._log = log
         self._callers = callers
         rules: list[Rule | None] = [*permissions.all_rules(), None]
+        if permissions.ask_unless_read_only:  # its asks are tallied and named as one row
+            rules.insert(-1, read_only_rule(""))
         #: where (``permissions.deny[0]``, ``permissions.default``) → [allowed, denied,
         #: asked]; every key made here, so a call only adds, under the log's lock.
         self._tally: dict[str, list[int]] = {_where(rule): [0, 0, 0] for rule in rules}
@@ -131,7 +135,8 @@ class CallJudge:
 
     def permit_for(self, plan: Plan, owner: str | None) -> ToolPermit:
         entry = plan.entry
-        return self.permissions.for_tool(entry.name, entry.toolset, owner)
+        read_only = entry.annotations.get("readOnlyHint")  # as registered, or as received
+        return self.permissions.for_tool(entry.name, entry.toolset, owner, read_only)
 
     def _late_permit(self, plan: Plan) -> ToolPermit:
         """For a plan made before these rules were installed (a call racing
@@ -258,6 +263,8 @@ class CallJudge:
         return approver_denied(plan.entry.name, rule, reason)
 
     def _asked(self, plan: Plan, rule: Rule | None, reason: str, slot: int) -> None:
+        if rule is not None and rule.why:
+            reason = f"{reason} ({rule.text}: {rule.why})"
         self._record(plan, "asked", rule, reason, slot)
         self._log.add_to_tally(self._tally[_where(rule)], ASKED)
 

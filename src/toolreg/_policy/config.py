@@ -295,9 +295,9 @@ def _permissions(reader: Reader, data: dict[str, Any]) -> Permissions | None:
     if "permissions" not in data:
         return None
     table = reader.table(data, "permissions")
-    from .._core.permissions import LEVELS, Permissions, RuleError, parse_rule
+    from .._core.permissions import KEYS, LEVELS, Permissions, RuleError, parse_rule, parse_trust
 
-    reader.keys(table, "permissions", {"default", *LEVELS})
+    reader.keys(table, "permissions", set(KEYS))
     default = reader.typed(table, "permissions", "default", str, '"allow", "ask" or "deny"')
     if default is not None and default not in LEVELS:
         raise ConfigError(
@@ -305,14 +305,25 @@ def _permissions(reader: Reader, data: dict[str, Any]) -> Permissions | None:
             "permissions.default",
             f'expected "allow", "ask" or "deny", got {default!r}',
         )
+    read_only = reader.typed(table, "permissions", "ask_unless_read_only", bool, "true or false")
+    if read_only and (default or "allow") != "allow":
+        raise ConfigError(
+            reader.source,
+            "permissions.ask_unless_read_only",
+            f'needs default = "allow", got {default!r}: it asks for the calls the default '
+            "would allow, except a trusted read-only tool's",
+        )
+    trust = reader.strings(table, "permissions", "trust_hints") or ()
     rules = {}
-    for level in LEVELS:
-        written = reader.strings(table, "permissions", level) or ()
-        try:
+    try:
+        for level in LEVELS:
+            written = reader.strings(table, "permissions", level) or ()
             rules[level] = [parse_rule(text, level, i) for i, text in enumerate(written)]
-        except RuleError as exc:
-            raise ConfigError(reader.source, exc.where, f"{exc.rule!r}: {exc.problem}") from None
-    return Permissions(default or "allow", rules)
+        for i, text in enumerate(trust):
+            parse_trust(text, i)
+    except RuleError as exc:
+        raise ConfigError(reader.source, exc.where, f"{exc.rule!r}: {exc.problem}") from None
+    return Permissions(default or "allow", rules, bool(read_only), trust)
 
 
 def _plugins(reader: Reader, data: dict[str, Any]) -> PluginsConfig:
