@@ -175,3 +175,21 @@ def test_a_run_survives_every_deferred_tool_becoming_unavailable(
     (output,) = model.outputs
     assert json.loads(output)["error_type"] == "unavailable"
     assert "TOOLREG_TEST_DEFER" in json.loads(output)["error"]
+
+
+def test_an_ask_on_a_deferred_tool_pauses_and_runs_once_approved(
+    host_registry: ToolRegistry,
+) -> None:
+    host_registry.set_permissions({"ask": ["greet"]})
+    tools = openai_agents.tools(host_registry, defer=True, always_loaded=["clock"])
+    model = HostedSearch("greet", {"name": "Ada", "punctuation": None})
+    agent = Agent(name="helper", model=model, tools=tools)
+    result = Runner.run_sync(agent, "greet Ada")
+    [item] = result.interruptions
+    assert (item.tool_name, item.tool_namespace) == ("greet", "text")
+    assert model.outputs == []
+    state = result.to_state()
+    state.approve(item)
+    resumed = Runner.run_sync(agent, state)
+    assert model.outputs == ["Hello, Ada!"]
+    assert resumed.final_output == "done"

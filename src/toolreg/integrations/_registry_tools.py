@@ -10,7 +10,7 @@ import copy
 import difflib
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -215,6 +215,37 @@ def _listed(values: Iterable[str], what: str) -> list[str]:
         if not isinstance(value, str):
             raise TypeError(f"{what} must be a list of strings; got {value!r}")
     return listed
+
+
+def asks(registry: ToolRegistry, name: str, arguments: Any) -> str | None:
+    """Whether the operator's rules would put a call of ``name`` with ``arguments`` to an
+    approver: the rule that would ask (``"(default)"`` for the default), or None when the
+    call would run or be denied without asking. Read-only: it records and counts nothing.
+
+    Dispatch judges the call again when it runs, so this only chooses whether a
+    framework's own approval is sought first; a deny is never asked about.
+    """
+    permissions = registry.permissions
+    entry = registry.get_entry(name)
+    if permissions is None or entry is None:
+        return None
+    read_only = entry.annotations.get("readOnlyHint")
+    toolset = registry.get_toolset_for_tool(name) or ""
+    ruling = permissions.decide(name, toolset, registry.get_owner(name), arguments, read_only)
+    if ruling.verdict != "ask":
+        return None
+    return "(default)" if ruling.rule is None else ruling.rule.text
+
+
+def allow_approved(name: str) -> Callable[[str, dict[str, Any], str | None], Any]:
+    """A per-call approver for a call the framework's approval flow approved: it allows
+    that one tool's ask. Passed as ``approve=``, it only ever answers an ask, so a deny
+    rule still denies."""
+
+    def approve(tool: str, arguments: dict[str, Any], rule: str | None) -> Any:
+        return "allow" if tool == name else ("deny", f"approved for {name}, not {tool}")
+
+    return approve
 
 
 class ToolCallFailed(Exception):

@@ -11,6 +11,15 @@ reason and offered without strict mode. Calls go through
 ``is_enabled`` asks the registry whether it is available now, so a tool whose
 check_fn or environment changed comes and goes without rebuilding.
 
+The operator's ``ask`` rules take the SDK's approval: each tool's
+``needs_approval`` is true for a call the ``[permissions]`` rules would ask
+about, so the run stops with a ``ToolApprovalItem`` (in ``result.interruptions``)
+naming the tool and its arguments. A call the host approves
+(``state.approve(item)``, then ``Runner.run(agent, state)``) is dispatched with a
+per-call approver that allows it; one it rejects never reaches the registry, and
+the model reads the SDK's rejection message. A ``deny`` rule is not asked about
+and no SDK approval makes it run: dispatch judges every call again.
+
 A ``tool_error`` result takes the SDK's own failure path, as an exception in
 a ``@function_tool`` does: the tool's ``failure_error_function`` (by default
 :func:`tool_error_message`, the error JSON, which tells the model what to fix)
@@ -31,6 +40,8 @@ from .._schemas.strict_schema import NotStrict, Restore, strict_schema
 from ._registry_tools import (
     ToolCallFailed,
     ToolSpec,
+    allow_approved,
+    asks,
     available_tools,
     deferred_tools,
     failure,
@@ -179,11 +190,25 @@ def _function_tool(
                 tool=spec.name,
             )
         else:
-            result = await registry.adispatch(spec.name, _arguments(arguments, restore))
+            # needs_approval asked and the host approved this call in the SDK's run
+            # state: it answers the operator's ask for this call (a deny still denies).
+            approved = _approved(ctx)
+            result = await registry.adispatch(
+                spec.name,
+                _arguments(arguments, restore),
+                approve=allow_approved(spec.name) if approved else None,
+            )
         failed = failure(spec.name, result)
         if failed is None:
             return _output(result)
         return await _failed(tool, ctx, failed)
+
+    async def needs_approval(
+        ctx: RunContextWrapper[Any], parameters: dict[str, Any], call_id: str
+    ) -> bool:
+        # Read on every call: the operator's rules (and an ask_unless_read_only) now.
+        arguments = parameters if restore is None else restore(parameters)
+        return asks(registry, spec.name, arguments) is not None
 
     tool = FunctionTool(
         name=spec.name,
@@ -194,6 +219,7 @@ def _function_tool(
         # Asked by the Runner at every turn: availability changes show up without rebuilding.
         is_enabled=True if anchor else lambda ctx, agent: registry.is_tool_available(spec.name),
         defer_loading=defer_loading,
+        needs_approval=needs_approval,
     )
     return set_function_tool_failure_error_function(tool, failure_error_function)
 
@@ -248,3 +274,9 @@ def _output(result: str | dict[str, Any]) -> Any:
         else ToolOutputText(text=part["text"])
         for part in output
     ]
+
+
+def _approved(ctx: ToolContext[Any]) -> bool:
+    """Whether the host approved this call in the SDK's run state (``RunState.approve``);
+    a tool in a namespace is approved under its qualified name (``text.greet``)."""
+    return ctx.is_tool_approved(ctx.qualified_tool_name, ctx.tool_call_id) is True

@@ -1,0 +1,161 @@
+"""An operator's ``ask`` through openai-agents' own approval: ``needs_approval``.
+
+The run pauses with a ``ToolApprovalItem`` naming the tool and its arguments;
+the host approves (the tool runs, the model reads its result) or rejects (it
+does not run, the model reads the rejection) through ``RunState``. A ``deny``
+rule is never asked about, and no SDK approval makes it run.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from agents import Agent, ModelResponse, Runner, ToolApprovalItem, Usage
+from agents.models.interface import Model
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+from toolreg import ToolRegistry
+from toolreg.integrations import openai_agents
+
+
+class Scripted(Model):
+    """Calls ``tool`` with ``arguments`` once, then answers "done"; keeps what it read."""
+
+    def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
+        self.tool, self.arguments = tool, arguments
+        self.seen: list[Any] = []
+
+    async def get_response(self, system_instructions, input, *args: Any, **kwargs: Any):
+        outputs = [
+            i for i in input if isinstance(i, dict) and i.get("type") == "function_call_output"
+        ]
+        if not outputs:
+            call = ResponseFunctionToolCall(
+                type="function_call", call_id="call_1", name=self.tool,
+                arguments=json.dumps(self.arguments),
+            )  # fmt: skip
+            return ModelResponse(output=[call], usage=Usage(), response_id=None)
+        self.seen.extend(o["output"] for o in outputs)
+        text = ResponseOutputText(type="output_text", text="done", annotations=[])
+        message = ResponseOutputMessage(
+            id="m1", type="message", role="assistant", status="completed", content=[text]
+        )
+        return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+def make_registry(**rules: Any) -> tuple[ToolRegistry, list[str]]:
+    registry = ToolRegistry()
+    ran: list[str] = []
+
+    def write(args: dict[str, Any]) -> str:
+        ran.append(args["path"])
+        return f"wrote {args['path']}"
+
+    registry.register(
+        "write_file", "files",
+        {"name": "write_file", "description": "Write a file.",
+         "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
+                        "required": ["path"]}},
+        write,
+    )  # fmt: skip
+    registry.set_permissions(rules)
+    return registry, ran
+
+
+async def first_run(registry: ToolRegistry, path: str = "a.txt") -> tuple[Agent, Scripted, Any]:
+    model = Scripted("write_file", {"path": path})
+    agent = Agent(name="a", model=model, tools=openai_agents.tools(registry))
+    return agent, model, await Runner.run(agent, "write it")
+
+
+@pytest.mark.anyio
+async def test_an_ask_pauses_the_run_with_the_sdks_approval_item() -> None:
+    registry, ran = make_registry(ask=["write_file"])
+    _, model, result = await first_run(registry)
+    [item] = result.interruptions
+    assert isinstance(item, ToolApprovalItem)
+    assert item.tool_name == "write_file"
+    assert json.loads(item.arguments) == {"path": "a.txt"}
+    assert ran == [] and model.seen == []
+
+
+@pytest.mark.anyio
+async def test_approved_in_the_run_state_the_call_runs_and_the_model_reads_it() -> None:
+    registry, ran = make_registry(ask=["write_file"])
+    agent, model, result = await first_run(registry)
+    state = result.to_state()
+    state.approve(result.interruptions[0])
+    resumed = await Runner.run(agent, state)
+    assert ran == ["a.txt"]
+    assert model.seen == ["wrote a.txt"]
+    assert resumed.final_output == "done"
+    [asked] = [d for d in registry.decisions() if d.action == "asked"]
+    assert asked.reason == "allowed by the approver"
+
+
+@pytest.mark.anyio
+async def test_rejected_in_the_run_state_the_call_does_not_run() -> None:
+    registry, ran = make_registry(ask=["write_file"])
+    agent, model, result = await first_run(registry)
+    state = result.to_state()
+    state.reject(result.interruptions[0], rejection_message="not today")
+    await Runner.run(agent, state)
+    assert ran == []
+    assert model.seen == ["not today"]
+
+
+@pytest.mark.anyio
+async def test_a_call_the_rules_allow_is_not_asked_about() -> None:
+    registry, ran = make_registry(ask=["write_file(path=/etc/*)"])
+    _, model, result = await first_run(registry, "a.txt")
+    assert result.interruptions == []
+    assert ran == ["a.txt"] and model.seen == ["wrote a.txt"]
+
+
+@pytest.mark.anyio
+async def test_an_argument_rule_asks_for_the_matching_call_only() -> None:
+    registry, ran = make_registry(ask=["write_file(path=/etc/*)"])
+    _, _, result = await first_run(registry, "/etc/passwd")
+    assert [json.loads(i.arguments) for i in result.interruptions] == [{"path": "/etc/passwd"}]
+    assert ran == []
+
+
+@pytest.mark.anyio
+async def test_a_deny_is_never_asked_and_no_approval_makes_it_run() -> None:
+    registry, ran = make_registry(deny=["write_file"])
+    agent, model, result = await first_run(registry)
+    assert result.interruptions == []  # denied in dispatch, not put to the host
+    assert ran == []
+    assert json.loads(model.seen[0])["code"] == "denied"
+    # A host that approves the tool for good in the SDK still gets the deny.
+    model.seen.clear()
+    registry2, ran2 = make_registry(ask=["write_file"])
+    agent, model, result = await first_run(registry2)
+    state = result.to_state()
+    state.approve(result.interruptions[0], always_approve=True)
+    registry2.set_permissions({"deny": ["write_file"]})  # the operator tightens meanwhile
+    await Runner.run(agent, state)
+    assert ran2 == []
+    assert json.loads(model.seen[0])["code"] == "denied"
+
+
+@pytest.mark.anyio
+async def test_the_registrys_approver_is_not_consulted_before_the_sdk() -> None:
+    # The SDK's approval answers first; the registry's approver does not see the call.
+    registry, ran = make_registry(ask=["write_file"])
+    seen: list[str] = []
+    registry.set_approver(lambda name, args, rule: seen.append(name) or "deny")
+    agent, _, result = await first_run(registry)
+    state = result.to_state()
+    state.approve(result.interruptions[0])
+    await Runner.run(agent, state)
+    assert ran == ["a.txt"] and seen == []
