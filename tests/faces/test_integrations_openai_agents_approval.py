@@ -159,3 +159,24 @@ async def test_the_registrys_approver_is_not_consulted_before_the_sdk() -> None:
     state.approve(result.interruptions[0])
     await Runner.run(agent, state)
     assert ran == ["a.txt"] and seen == []
+
+
+@pytest.mark.anyio
+async def test_approval_approver_leaves_the_ask_to_the_registrys_approver() -> None:
+    registry, ran = make_registry(ask=["write_file"])
+    model = Scripted("write_file", {"path": "a.txt"})
+    tools = openai_agents.tools(registry, approval="approver")
+    agent = Agent(name="a", model=model, tools=tools)
+    result = await Runner.run(agent, "write it")
+    assert result.interruptions == []  # no approver: the model reads approval_required
+    assert ran == [] and json.loads(model.seen[0])["code"] == "approval_required"
+    registry.set_approver(lambda name, args, rule: "allow")
+    model.seen.clear()
+    await Runner.run(agent, "write it")
+    assert ran == ["a.txt"] and model.seen == ["wrote a.txt"]
+
+
+def test_approval_takes_only_its_two_words() -> None:
+    registry, _ = make_registry()
+    with pytest.raises(ValueError, match="approval"):
+        openai_agents.tools(registry, approval="yes")  # type: ignore[arg-type]

@@ -74,6 +74,9 @@ from toolreg import ToolRegistry, tool_error, tool_result_message
 
 logger = logging.getLogger("toolreg.integrations")
 
+#: Who answers the operator's asks: the SDK's approval flow, or the registry's approver.
+Approval = Literal["framework", "approver"]
+
 __all__ = ["ToolCallFailed", "tool_error_message", "tools"]
 
 
@@ -92,6 +95,7 @@ def tools(
     failure_error_function: ToolErrorFunction | None = tool_error_message,
     defer: Literal[False] = False,
     always_loaded: Iterable[str] = (),
+    approval: Approval = "framework",
 ) -> list[FunctionTool]: ...
 
 
@@ -105,6 +109,7 @@ def tools(
     failure_error_function: ToolErrorFunction | None = tool_error_message,
     defer: Literal[True],
     always_loaded: Iterable[str] = (),
+    approval: Approval = "framework",
 ) -> list[FunctionTool | ToolSearchTool]: ...
 
 
@@ -117,6 +122,7 @@ def tools(
     failure_error_function: ToolErrorFunction | None = tool_error_message,
     defer: bool = False,
     always_loaded: Iterable[str] = (),
+    approval: Approval = "framework",
 ) -> list[FunctionTool] | list[FunctionTool | ToolSearchTool]:
     """``FunctionTool``s for the available tools among ``names`` and ``toolsets``
     (all when both are None) of ``registry`` (default ``toolreg.registry``).
@@ -124,6 +130,11 @@ def tools(
     ``strict=False`` offers every tool with its schema as registered.
     ``failure_error_function`` is the SDK's: what the model reads when a call
     fails (None: the run fails, its ``UserError`` caused by :class:`ToolCallFailed`).
+
+    ``approval="framework"`` (the default) puts a call the operator's rules ask
+    about to the SDK's approval (``needs_approval``: the run stops with a
+    ``ToolApprovalItem``); ``approval="approver"`` leaves it to the registry's
+    approver (``registry.set_approver``), as a call outside any framework.
 
     ``defer=True`` uses the Responses API's hosted tool search: the
     ``always_loaded`` tools (names, or ``toolset:NAME``) as they are, the others
@@ -136,21 +147,34 @@ def tools(
     it becomes unavailable; a call to it then fails with ``error_type``
     ``unavailable``.
     """
+    if approval not in ("framework", "approver"):
+        raise ValueError(f'approval must be "framework" or "approver", got {approval!r}')
+    sdk = approval == "framework"
     if not defer:
         registry, specs = available_tools(registry, names, toolsets, format="openai-responses")
-        return [_function_tool(registry, spec, strict, failure_error_function) for spec in specs]
+        return [
+            _function_tool(registry, spec, strict, failure_error_function, sdk=sdk)
+            for spec in specs
+        ]
     registry, split = deferred_tools(
         registry, names, toolsets, always_loaded, format="openai-responses"
     )
     offered: list[FunctionTool | ToolSearchTool] = [
-        _function_tool(registry, spec, strict, failure_error_function) for spec in split.loaded
+        _function_tool(registry, spec, strict, failure_error_function, sdk=sdk)
+        for spec in split.loaded
     ]
     namespaces: dict[str, list[FunctionTool]] = {}
     for index, (namespace, spec) in enumerate(split.deferred):
         # The SDK refuses a ToolSearchTool with nothing to search: the first deferred
         # tool stays enabled when it becomes unavailable, and answers an "unavailable" error.
         tool = _function_tool(
-            registry, spec, strict, failure_error_function, defer_loading=True, anchor=index == 0
+            registry,
+            spec,
+            strict,
+            failure_error_function,
+            defer_loading=True,
+            anchor=index == 0,
+            sdk=sdk,
         )
         if namespace == spec.name:
             # The SDK keeps a namespace named as its tool for deferred top-level tools.
@@ -172,6 +196,7 @@ def _function_tool(
     failure_error_function: ToolErrorFunction | None,
     defer_loading: bool = False,
     anchor: bool = False,
+    sdk: bool = True,
 ) -> FunctionTool:
     schema, restore = spec.parameters, None
     if strict:
@@ -219,7 +244,7 @@ def _function_tool(
         # Asked by the Runner at every turn: availability changes show up without rebuilding.
         is_enabled=True if anchor else lambda ctx, agent: registry.is_tool_available(spec.name),
         defer_loading=defer_loading,
-        needs_approval=needs_approval,
+        needs_approval=needs_approval if sdk else False,
     )
     return set_function_tool_failure_error_function(tool, failure_error_function)
 

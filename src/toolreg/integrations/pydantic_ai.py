@@ -14,6 +14,15 @@ model adapts to; pydantic-ai releases without it get the error JSON as the
 result). Each tool's ``prepare`` asks the registry at every step whether the
 tool is available now, so availability changes show up without rebuilding.
 
+The operator's ``ask`` rules take pydantic-ai's human-in-the-loop approval: a
+call the ``[permissions]`` rules would ask about raises ``ApprovalRequired``
+(its metadata ``{"toolreg": {"tool": ..., "rule": ...}}``), so an agent whose
+``output_type`` includes ``DeferredToolRequests`` ends its run with the call in
+``approvals``. Resumed with ``DeferredToolResults`` (``ToolApproved`` or
+``True``), the call is dispatched with a per-call approver that allows it;
+``ToolDenied`` (or ``False``) never reaches the registry, and the model reads
+its message. A ``deny`` rule is never deferred and no approval makes it run.
+
 ``tools(defer=True, always_loaded=[...])`` marks every tool but the always-loaded
 ones ``defer_loading=True``: pydantic-ai's own tool search (its ``ToolSearch``
 capability, in every agent) hides them until a search reveals them, natively
@@ -26,10 +35,12 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ._registry_tools import (
     ToolSpec,
+    allow_approved,
+    asks,
     available_tools,
     deferred_tools,
     failure,
@@ -38,7 +49,7 @@ from ._registry_tools import (
 )
 
 try:
-    from pydantic_ai import BinaryContent, ModelRetry, RunContext, Tool
+    from pydantic_ai import ApprovalRequired, BinaryContent, ModelRetry, RunContext, Tool
     from pydantic_ai.tools import ToolDefinition
 except ImportError as exc:
     raise missing_framework("pydantic_ai", "pydantic-ai-slim", "pydantic-ai") from exc
@@ -61,6 +72,7 @@ def tools(
     toolsets: Iterable[str] | None = None,
     defer: bool = False,
     always_loaded: Iterable[str] = (),
+    approval: Literal["framework", "approver"] = "framework",
 ) -> list[Tool[Any]]:
     """pydantic-ai ``Tool``s for the available tools among ``names`` and ``toolsets``
     (all when both are None) of ``registry`` (default ``toolreg.registry``).
@@ -68,14 +80,23 @@ def tools(
     ``defer=True``: the ``always_loaded`` tools (names, or ``toolset:NAME``) as
     they are, the others with ``defer_loading=True``, found through pydantic-ai's
     tool search; a ``searchable=False`` tool is offered only when it is always loaded.
+
+    ``approval="framework"`` (the default) defers a call the operator's rules ask
+    about (``ApprovalRequired``): the agent needs ``DeferredToolRequests`` among its
+    output types, or a ``HandleDeferredToolCalls`` capability, or pydantic-ai
+    fails the run with a ``UserError``. ``approval="approver"`` leaves the ask to
+    the registry's approver (``registry.set_approver``), as a call outside any framework.
     """
+    if approval not in ("framework", "approver"):
+        raise ValueError(f'approval must be "framework" or "approver", got {approval!r}')
+    deferral = approval == "framework"
     if not defer:
         registry, specs = available_tools(registry, names, toolsets)
-        return [_pydantic_ai_tool(registry, spec) for spec in specs]
+        return [_pydantic_ai_tool(registry, spec, deferral) for spec in specs]
     registry, split = deferred_tools(registry, names, toolsets, always_loaded)
-    offered = [_pydantic_ai_tool(registry, spec) for spec in split.loaded]
+    offered = [_pydantic_ai_tool(registry, spec, deferral) for spec in split.loaded]
     for _, spec in split.deferred:
-        tool = _pydantic_ai_tool(registry, spec)
+        tool = _pydantic_ai_tool(registry, spec, deferral)
         tool.defer_loading = True
         offered.append(tool)
     return offered
@@ -112,8 +133,18 @@ def tool_search(
 _SEARCH_LIMIT = 10
 
 
-def _pydantic_ai_tool(registry: ToolRegistry, spec: ToolSpec) -> Tool[Any]:
-    async def call(**arguments: Any) -> str | list[str | BinaryContent]:
+def _pydantic_ai_tool(registry: ToolRegistry, spec: ToolSpec, deferral: bool) -> Tool[Any]:
+    async def call(ctx: RunContext[Any], /, **arguments: Any) -> str | list[str | BinaryContent]:
+        if ctx.tool_call_approved:
+            # The host approved this call (DeferredToolResults): that answers the
+            # operator's ask for it; a deny rule still denies in dispatch.
+            approve = allow_approved(spec.name)
+            return _output(
+                spec.name, await registry.adispatch(spec.name, arguments, approve=approve)
+            )
+        rule = asks(registry, spec.name, arguments) if deferral else None
+        if rule is not None:
+            raise ApprovalRequired(metadata={"toolreg": {"tool": spec.name, "rule": rule}})
         return _output(spec.name, await registry.adispatch(spec.name, arguments))
 
     async def only_when_available(
@@ -123,7 +154,9 @@ def _pydantic_ai_tool(registry: ToolRegistry, spec: ToolSpec) -> Tool[Any]:
         # tools() comes and goes without rebuilding the agent.
         return tool_def if registry.is_tool_available(spec.name) else None
 
-    tool: Tool[Any] = Tool.from_schema(call, spec.name, spec.description, spec.parameters)
+    tool: Tool[Any] = Tool.from_schema(
+        call, spec.name, spec.description, spec.parameters, takes_ctx=True
+    )
     tool.prepare = only_when_available
     return tool
 
