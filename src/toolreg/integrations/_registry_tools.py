@@ -127,9 +127,13 @@ class Dispatcher(Protocol):
     """What a framework tool calls: a ``ToolRegistry``, or a ``ToolSession`` (which
     answers ``tool_search`` itself and hands every other call to its registry)."""
 
-    def dispatch(self, name: str, arguments: Any, /) -> str | dict[str, Any]: ...
+    def dispatch(
+        self, name: str, arguments: Any, /, *, approve: Any = None
+    ) -> str | dict[str, Any]: ...
 
-    async def adispatch(self, name: str, arguments: Any, /) -> str | dict[str, Any]: ...
+    async def adispatch(
+        self, name: str, arguments: Any, /, *, approve: Any = None
+    ) -> str | dict[str, Any]: ...
 
 
 def session_tools(

@@ -14,6 +14,13 @@ A ``tool_error`` result is raised as :class:`ToolCallFailed`, so llm records
 the exception on the ``ToolResult`` and tells the model ``Error: <the error
 JSON>``.
 
+The operator's ``ask`` rules take llm's own approval hook, ``before_call``:
+pass ``before_call=toolreg_llm.before_call(confirm)`` to ``chain`` (or
+``execute_tool_calls``), and ``confirm`` (llm's ``before_call`` shape: return
+to approve, raise ``llm.CancelToolCall`` to refuse) is called for the calls the
+rules ask about. Without it, an ask goes to the registry's approver, and with
+none the model reads ``approval_required``.
+
 llm has no deferred loading of its own, and a chain keeps the tools it started
 with. ``tools(session=registry.session(always_loaded=[...]))`` gives the
 session's tools now: the always-loaded ones, those its ``tool_search`` tool has
@@ -27,13 +34,17 @@ sees what earlier turns found.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+import inspect
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import Any
 
 from ._registry_tools import (
     Dispatcher,
     ToolCallFailed,
     ToolSpec,
+    allow_approved,
+    asks,
     available_tools,
     failure,
     missing_framework,
@@ -46,9 +57,58 @@ try:
 except ImportError as exc:
     raise missing_framework("llm", "llm", "llm") from exc
 
+import toolreg
 from toolreg import ToolRegistry, ToolSession
 
-__all__ = ["ToolCallFailed", "async_tools", "tools"]
+__all__ = ["ToolCallFailed", "async_tools", "before_call", "tools"]
+
+#: The tool whose call ``before_call``'s ``confirm`` has just approved, read (and
+#: cleared) by that call's implementation, which llm runs next in the same context.
+_approved: ContextVar[str | None] = ContextVar("toolreg_llm_approved", default=None)
+
+
+def before_call(
+    confirm: Callable[[llm.Tool | None, llm.ToolCall], Any],
+    registry: ToolRegistry | None = None,
+) -> Callable[[llm.Tool | None, llm.ToolCall], Any]:
+    """llm's ``before_call`` hook for the operator's ``ask`` rules (``registry``, default
+    ``toolreg.registry``; with a session, its registry).
+
+    ``confirm(tool, tool_call)`` is an ordinary llm ``before_call`` (sync, or async for
+    async chains): return to approve, raise ``llm.CancelToolCall`` to refuse, and llm
+    tells the model ``Cancelled: <reason>``. It is called only for the calls the rules
+    would ask about; an approved call is dispatched with a per-call approver that
+    allows it. A ``deny`` rule is never put to it, and dispatch still denies.
+
+    >>> chain = model.chain("...", tools=toolreg_llm.tools(),  # doctest: +SKIP
+    ...                     before_call=toolreg_llm.before_call(confirm))
+    """
+    chosen = toolreg.registry if registry is None else registry
+
+    def check(tool: llm.Tool | None, tool_call: llm.ToolCall) -> Any:
+        _approved.set(None)
+        if tool is None or asks(chosen, tool_call.name, tool_call.arguments) is None:
+            return None
+        answer = confirm(tool, tool_call)
+        if inspect.isawaitable(answer):
+            return _approve_after(answer, tool_call.name)
+        _approved.set(tool_call.name)
+        return None
+
+    return check
+
+
+async def _approve_after(answer: Any, name: str) -> None:
+    await answer  # CancelToolCall propagates: llm cancels the call
+    _approved.set(name)  # awaited in the task that runs the call next
+
+
+def _approval(name: str) -> Any:
+    """The per-call approver for this call if ``before_call`` approved it, else None."""
+    if _approved.get() != name:
+        return None
+    _approved.set(None)
+    return allow_approved(name)
 
 
 def tools(
@@ -100,10 +160,10 @@ def _llm_tool(registry: Dispatcher, spec: ToolSpec, *, asynchronous: bool) -> ll
     name = spec.name
 
     def implementation(**arguments: Any) -> str | llm.ToolOutput:
-        return _output(name, registry.dispatch(name, arguments))
+        return _output(name, registry.dispatch(name, arguments, approve=_approval(name)))
 
     async def async_implementation(**arguments: Any) -> str | llm.ToolOutput:
-        return _output(name, await registry.adispatch(name, arguments))
+        return _output(name, await registry.adispatch(name, arguments, approve=_approval(name)))
 
     return llm.Tool(
         name=name,
