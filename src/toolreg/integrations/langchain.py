@@ -10,6 +10,12 @@ content blocks (``text``, ``image``, ``audio``). A ``tool_error`` result is
 raised as a ``ToolException`` and handled by LangChain (``handle_tool_error``):
 the model gets the error JSON in a ``ToolMessage`` with ``status="error"``.
 
+The operator's ``ask`` rules go to the registry's approver
+(``registry.set_approver``), and with none the model reads
+``approval_required``: langchain-core has no approval step of its own
+(LangGraph's ``interrupt`` and ``HumanInTheLoopMiddleware`` live in other
+packages, which toolreg does not depend on).
+
 LangChain has no deferred loading of its own: a model is bound to a fixed
 list. ``tools(session=registry.session(always_loaded=[...]))`` gives the
 session's tools now, the always-loaded ones, those its ``tool_search`` tool has
