@@ -44,7 +44,7 @@ class DeferredSessions:
         self.always_loaded = tuple(always_loaded)
         self.toolsets = None if toolsets is None else tuple(toolsets)
         self.min_score = min_score
-        registry._pinned(self.always_loaded)  # a bad item fails at start-up, not per session
+        self.new()  # a bad always-loaded item fails at start-up, not per session
         # Keyed by the SDK's ServerSession: the entry goes when the session object does.
         self._sessions: weakref.WeakKeyDictionary[Any, ToolSession] = weakref.WeakKeyDictionary()
 
@@ -67,7 +67,7 @@ class DeferredSessions:
         return state
 
 
-def connection_of(session: Any) -> Any:
+def connection_of(session: Any) -> object | None:
     """The per-client ``Connection`` a per-request ``ServerSession`` speaks for.
 
     The SDK (``mcp`` 2.x) keeps it as ``_connection`` and has no public accessor;
