@@ -314,3 +314,23 @@ def test_always_loaded_needs_deferred(
     code = main(["serve", "--config", str(deferred_setup.config), "--always-loaded", "greet"])
     assert code == 2
     assert "--always-loaded needs --deferred" in capsys.readouterr().err
+
+
+def test_the_config_turns_it_on_and_the_flag_wins(deferred_setup: ServeSetup) -> None:
+    config = deferred_setup.config
+    config.write_text(
+        config.read_text() + '\n[search]\ndefer = true\nalways_loaded = ["toolset:demo"]\n'
+    )
+
+    async def session() -> None:
+        transport = stdio_client_for(deferred_setup, "--toolset", "bulk", "--toolset", "demo")
+        async with Client(transport) as client:
+            assert await names(client) == ["boom", "greet", "tool_search", "whoami"]
+        transport = stdio_client_for(deferred_setup, *FLAGS[:4], "--always-loaded", "whoami")
+        async with Client(transport) as client:
+            assert await names(client) == ["tool_search", "whoami"]
+        transport = stdio_client_for(deferred_setup, *FLAGS[:4], "--no-deferred")
+        async with Client(transport) as client:
+            assert len(await names(client)) == 2004
+
+    run(session, timeout=60)

@@ -232,13 +232,15 @@ class ToolServer:
 
     def session_tools(self, state: ToolSession) -> list[types.Tool]:
         """What a deferred session is offered: its always-loaded and found tools that are
-        available and pass ``--toolset``, and ``tool_search``."""
+        available and pass ``--toolset``, and ``tool_search``; in name order, as the
+        whole list is and pages are."""
         names = self.offered_names()
+        definitions = state.definitions(
+            "mcp", inline_refs=self.inline_refs, optional_as_absent=self.optional_as_absent
+        )
         return [
             types.Tool.model_validate(definition, by_name=False)
-            for definition in state.definitions(
-                "mcp", inline_refs=self.inline_refs, optional_as_absent=self.optional_as_absent
-            )
+            for definition in sorted(definitions, key=lambda definition: definition["name"])
             if names is None or definition["name"] == TOOL_SEARCH or definition["name"] in names
         ]
 
