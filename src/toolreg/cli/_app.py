@@ -177,6 +177,13 @@ def _add_call(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser)
         help="arguments: one JSON object (default: {}), '-' to read it from stdin, "
         "or key=value (a string) and key:=json (any JSON value) pairs",
     )
+    p.add_argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="approve a call the operator's [permissions] ask about (never one they deny); "
+        "without it, an ask is put to you on the terminal, or denied when there is none",
+    )
 
 
 def _add_doctor(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
