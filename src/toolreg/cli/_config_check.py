@@ -12,7 +12,7 @@ import logging
 import shlex
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -189,7 +189,7 @@ def _mcp_server(server: Any) -> dict[str, Any]:
 
 
 def _print_text(
-    config: Config, report: PluginReport, errors: list[str], warnings: list[str] = ()
+    config: Config, report: PluginReport, errors: list[str], warnings: Sequence[str] = ()
 ) -> None:
     where = str(config.source) if config.source is not None else "no config file"
     for message in errors:
