@@ -64,7 +64,7 @@ def escape(text: str) -> str:
     """
     out = []
     for char in text:
-        if char in "\n" or not _acts(char):
+        if char == "\n" or not _acts(char):
             out.append(char)
         else:
             code = ord(char)
