@@ -47,3 +47,13 @@ def test_it_names_what_matched_and_what_was_passed_over():
     assert found.arguments == (("path", "secret*", "secret"),)
     found = explain(permissions, "other", "web", "toolreg-x", {})
     assert (found.verdict, found.rule, found.passed_over) == ("deny", None, ())
+
+
+@pytest.mark.parametrize("read_only", [True, False, None])
+def test_explain_reads_the_read_only_hint_as_dispatch_does(read_only):
+    table = {"default": "allow", "ask_unless_read_only": True, "trust_hints": ["acme"]}
+    permissions = Permissions.from_table(table)
+    found = explain(permissions, "peek", "acme", "acme", {}, read_only)
+    decided = permissions.decide("peek", "acme", "acme", {}, read_only)
+    assert (found.verdict, found.rule) == decided
+    assert found.verdict == ("allow" if read_only else "ask")
