@@ -177,5 +177,5 @@ def test_zsh_and_fish_scripts_ask_toolreg_for_names(capsys, tmp_path, shell):
         "zsh": (":NAME:_toolreg_tools", ":TS:_toolreg_toolsets"),
         "fish": ('-ka "(_toolreg_tools)" -d NAME', '-xka "(_toolreg_toolsets)"'),
     }[shell]
-    assert text.count(tools) == 2  # show's and call's NAME
+    assert text.count(tools) == 3  # show's, call's and permissions' NAME
     assert text.count(toolsets) == 3  # list's, search's and serve's --toolset

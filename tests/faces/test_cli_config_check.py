@@ -190,3 +190,61 @@ def test_an_isolated_packs_toolset_is_known_though_turned_off(pack_venv, tmp_pat
         f"toolreg: error: {config}: toolsets.disabled: 'sqlte' matches nothing known; "
         "did you mean 'sqlite'?"
     ]
+
+
+RULES = """
+[permissions]
+deny = ["terminl", "write_file(pth=/etc/*)", "mcp__docs__delete_*"]
+ask = ["write_*", "write_*"]
+allow = ["write_file"]
+[mcp.servers.docs]
+command = "true"
+"""
+
+
+def test_rules_that_never_fire_are_errors_and_warnings(capsys, cli_env, tmp_path):
+    config = write_config(tmp_path, RULES)
+    code, out, err = run(capsys, "config", "check", str(config))
+    assert code == 1
+    assert out.splitlines()[0] == f"{config}: 3 error(s), 2 warning(s)"
+    prefix = f"toolreg: error: {config}: "
+    assert err.splitlines() == [
+        prefix + "permissions.deny[0]: 'terminl': matches no known tool; did you mean 'terminal'?",
+        prefix + "permissions.deny[1]: 'write_file(pth=/etc/*)': argument 'pth' is not a "
+        "parameter of the tool write_file it matches (parameters: content, path); "
+        "did you mean 'path'?",
+        prefix + "permissions.allow[0]: 'write_file': shadowed by permissions.ask[0] "
+        "'write_*': every call it matches is asked about first, so it never allows a call",
+        f"toolreg: warning: {config}: permissions.deny[2]: 'mcp__docs__delete_*': matches no "
+        "known tool; unknown until connected (MCP server 'docs' is not connected, and config "
+        "check connects no server)",
+        f"toolreg: warning: {config}: permissions.ask[1]: 'write_*': shadowed by "
+        "permissions.ask[0] 'write_*', which matches every call it does first (same verdict): "
+        "it is never the rule named",
+    ]
+
+
+def test_json_gives_the_rule_problems_and_warnings_alone_exit_0(capsys, cli_env, tmp_path):
+    config = write_config(tmp_path, RULES)
+    code, out, _ = run(capsys, "config", "check", "--json", str(config))
+    assert code == 1
+    report = json.loads(out)
+    assert report["ok"] is False
+    assert [e.split(": ", 1)[0] for e in report["errors"]] == [
+        "permissions.deny[0]",
+        "permissions.deny[1]",
+        "permissions.allow[0]",
+    ]
+    assert [w.split(": ", 1)[0] for w in report["warnings"]] == [
+        "permissions.deny[2]",
+        "permissions.ask[1]",
+    ]
+    warnings_only = RULES.replace('"terminl", "write_file(pth=/etc/*)", ', "")
+    config = write_config(tmp_path, warnings_only.replace('allow = ["write_file"]\n', ""))
+    code, out, _ = run(capsys, "config", "check", "--json", str(config))
+    assert code == 0
+    report = json.loads(out)
+    assert (report["ok"], report["errors"], len(report["warnings"])) == (True, [], 2)
+    code, out, err = run(capsys, "config", "check", str(config))
+    assert code == 0 and out.splitlines()[0] == f"{config}: ok, 2 warning(s)"
+    assert err.count("toolreg: warning:") == 2

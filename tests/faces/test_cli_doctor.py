@@ -167,3 +167,31 @@ def test_doctor_lists_the_operator_rules_with_their_counts(capsys, tmp_path):
         ("permissions.default", None, "allow"),
     ]
     assert {(r["allowed"], r["denied"], r["asked"]) for r in rows} == {(0, 0, 0)}
+
+
+def test_doctor_text_lists_the_operator_rules_with_their_counts(capsys, tmp_path):
+    from toolreg.cli import _render
+
+    config = tmp_path / "toolreg.toml"
+    config.write_text('[permissions]\ndeny = ["terminal"]\nask = ["write_*"]\n')
+    try:
+        code, out, _ = run(capsys, "--config", str(config), "doctor")
+        _, json_out, _ = run(capsys, "--config", str(config), "doctor", "--json")
+    finally:
+        registry.set_permissions(None)  # the in-process run installed them on the shared one
+    assert code == 0
+    lines = out.splitlines()
+    start = lines.index("Permissions (2 rule(s), then the default; this process made no calls):")
+    assert [line.split() for line in lines[start + 1 : start + 5]] == [
+        ["WHERE", "RULE", "VERDICT", "ALLOWED", "DENIED", "ASKED"],
+        ["permissions.deny[0]", "'terminal'", "deny", "0", "0", "0"],
+        ["permissions.ask[0]", "'write_*'", "ask", "0", "0", "0"],
+        ["permissions.default", "(default)", "allow", "0", "0", "0"],
+    ]
+    report = json.loads(json_out)
+    report["permissions"][1].update(asked=3, allowed=2, denied=1)  # as a host's process has it
+    text = _render.doctor_report(report)
+    assert "calls this process made" in text
+    assert ["permissions.ask[0]", "'write_*'", "ask", "2", "1", "3"] in [
+        line.split() for line in text.splitlines()
+    ]

@@ -409,3 +409,62 @@ class Permissions:
     ) -> CallRuling:
         """The verdict on one call (``for_tool(...).decide(args)``)."""
         return self.for_tool(name, toolset, pack, read_only).decide(args)
+
+
+class Explanation(NamedTuple):
+    """Why the rules give one call the verdict they give (``toolreg permissions``).
+
+    Worked out with the matcher dispatch uses (:meth:`Permissions.for_tool`, then
+    :meth:`ToolPermit.deciding_rule`); the rest only describes what it found.
+    """
+
+    verdict: Verdict
+    #: The rule that decides, or None when the default does.
+    rule: Rule | None
+    #: What the deciding rule's first glob matched: the tool's name, toolset or pack.
+    subject: str | None
+    #: The deciding rule's argument globs, each ``(name, glob, the value as matched)``.
+    arguments: tuple[tuple[str, str, str], ...]
+    #: Rules consulted before it that can match this tool but not these arguments, each
+    #: ``(rule, the argument that failed, its value as matched)``: the value is None
+    #: when the argument is absent, the argument None when the arguments are no object.
+    passed_over: tuple[tuple[Rule, str | None, str | None], ...]
+
+
+def explain(
+    permissions: Permissions,
+    name: str,
+    toolset: str,
+    pack: str | None,
+    args: Any,
+    read_only: Any = None,
+) -> Explanation:
+    """The verdict on a call of ``name`` with ``args``, the rule that gives it, and why.
+
+    ``read_only`` is the tool's ``readOnlyHint`` (None: it has none), as dispatch reads it.
+    """
+    permit = permissions.for_tool(name, toolset, pack, read_only)
+    rule = permit.deciding_rule(args)
+    passed_over = []
+    for candidate in permit.candidates:
+        if candidate is rule:
+            break
+        passed_over.append((candidate, *_failing_argument(candidate, args)))
+    if rule is None:
+        return Explanation(permit.default, None, None, (), tuple(passed_over))
+    subject = name if rule.scope == "tool" else toolset if rule.scope == "toolset" else pack
+    matched = tuple((arg, glob, stringify(args[arg])) for arg, glob, _ in rule.args)
+    return Explanation(rule.level, rule, subject, matched, tuple(passed_over))
+
+
+def _failing_argument(rule: Rule, args: Any) -> tuple[str | None, str | None]:
+    """The first argument of ``rule`` a call with ``args`` fails, and its value (None: absent)."""
+    if type(args) is not dict:
+        return None, None
+    for arg, _, matcher in rule.args:
+        if arg not in args:
+            return arg, None
+        value = stringify(args[arg])
+        if matcher.match(value) is None:
+            return arg, value
+    return None, None  # not reached: a candidate that matches decides

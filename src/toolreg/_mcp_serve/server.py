@@ -33,6 +33,7 @@ from .._contract.tool_context import ProgressCallback
 from .._contract.version import __version__
 from .._mcp.convert import KEEP_STRUCTURED
 from .._registry.registry import ToolRegistry
+from .._registry.session import ToolSession
 from .._schemas.definition_types import McpToolDefinition
 from . import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION
 from .event_store import RETRY_MS, MemoryEventStore, SessionEvents, SessionScopes, resumable
@@ -40,6 +41,7 @@ from .http_guard import HttpGuard, is_loopback_host
 from .paging import BadCursor, Cursors, Pages
 from .probes import ProbeRoutes
 from .server_calls import CallLimits, ClientGone, DisconnectWatch, departure_of, session_key
+from .server_deferred import TOOL_SEARCH, DeferredSessions, connection_of
 from .server_log import ServeLogs, relaying
 from .server_progress import progress_for_call
 from .server_results import StructuredResults
@@ -53,6 +55,12 @@ POLL_INTERVAL = 0.5
 RECHECK_INTERVAL = 30.0
 #: Where the streamable HTTP transport answers.
 HTTP_PATH = "/mcp"
+#: The first protocol revision whose clients hear of changes on ``subscriptions/listen``.
+_LISTEN_ERA = "2026-07-28"
+
+
+class _StdioKey:
+    """The key of a stdio server's one 2026-07-28 client's deferred state."""
 
 
 class NotOffered(LookupError):
@@ -91,6 +99,9 @@ class ToolServer:
     host)`` serves streamable HTTP on a socket from ``bind``; ``http_app(host)``
     is the ASGI app alone. ``reload`` runs on SIGHUP, in a worker thread.
     ``page_size`` pages ``tools/list`` (None: every tool in one answer; ``paging``).
+    ``deferred`` offers each session the ``always_loaded`` tools (names or
+    ``toolset:NAME``) and ``tool_search``, then what its searches found
+    (``server_deferred``); ``min_score`` is the search's threshold.
     """
 
     def __init__(
@@ -107,6 +118,9 @@ class ToolServer:
         inline_refs: bool = False,
         optional_as_absent: bool = False,
         page_size: int | None = None,
+        deferred: bool = False,
+        always_loaded: Iterable[str] = (),
+        min_score: float | None = None,
     ) -> None:
         if page_size is not None and (
             not isinstance(page_size, int) or isinstance(page_size, bool) or page_size < 1
@@ -125,6 +139,13 @@ class ToolServer:
         self.page_size = page_size
         self.cursors = Cursors(self.toolsets)
         self.pages: Pages[types.Tool] = Pages(lambda tool: tool.name)
+        self._stdio_key = _StdioKey()
+        #: Each MCP session's ``ToolSession`` when deferred (None: every tool offered).
+        self.deferred = (
+            DeferredSessions(registry, always_loaded, self.toolsets, min_score)
+            if deferred
+            else None
+        )
         self.reload_fn = reload
         #: ``[True]`` makes the server reload as soon as it runs (a SIGHUP came early).
         self.reload_pending: list[bool] = [False]
@@ -193,18 +214,54 @@ class ToolServer:
             optional_as_absent=self.optional_as_absent,
         )
 
-    def listed_tools(self) -> list[types.Tool]:
+    def listed_tools(self, state: ToolSession | None = None) -> list[types.Tool]:
         """``definitions()`` as SDK ``Tool`` models, rebuilt only when the definitions change.
 
         The registry memoises the JSON per generation (and availability), so an
         unchanged list costs a string comparison instead of a copy and a validation.
+        A deferred session's ``state`` lists its own tools (``session_tools``).
         """
+        if state is not None:
+            return self.session_tools(state)
         text = self.definitions_json()
         listed = self._listed
         if text != listed[0]:
             tools = [types.Tool.model_validate(d, by_name=False) for d in json.loads(text)]
             listed = self._listed = (text, tools)
         return listed[1]
+
+    def session_tools(self, state: ToolSession) -> list[types.Tool]:
+        """What a deferred session is offered: its always-loaded and found tools that are
+        available and pass ``--toolset``, and ``tool_search``; in name order, as the
+        whole list is and pages are."""
+        names = self.offered_names()
+        definitions = state.definitions(
+            "mcp", inline_refs=self.inline_refs, optional_as_absent=self.optional_as_absent
+        )
+        return [
+            types.Tool.model_validate(definition, by_name=False)
+            for definition in sorted(definitions, key=lambda definition: definition["name"])
+            if names is None or definition["name"] == TOOL_SEARCH or definition["name"] in names
+        ]
+
+    def session_state(self, ctx: ServerRequestContext[Any]) -> ToolSession | None:
+        """The ``ToolSession`` of the request's MCP session (None: not deferred)."""
+        if self.deferred is None:
+            return None
+        return self.deferred.of(self.session_key_of(ctx))
+
+    def session_key_of(self, ctx: ServerRequestContext[Any]) -> object | None:
+        """What a deferred session's state is kept by (None: the request has no session).
+
+        A handshake-era connection (stdio, or a stateful HTTP session): its SDK
+        connection object. A 2026-07-28 client on stdio (each request is its own
+        exchange; the process serves one client): the server's one stdio key.
+        """
+        if self.stateless or session_key(ctx.request) is None:
+            return None  # stateless HTTP, or a 2026-07-28 client over HTTP
+        if ctx.protocol_version >= _LISTEN_ERA:
+            return self._stdio_key if ctx.request is None else None
+        return connection_of(ctx.session)
 
     def is_offered(self, name: str) -> bool:
         names = self.offered_names()
@@ -213,13 +270,21 @@ class ToolServer:
         return self.registry.availability(name)[0]
 
     def dispatch(
-        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        progress: ProgressCallback | None = None,
+        state: ToolSession | None = None,
     ) -> str | dict[str, Any]:
         """``registry.dispatch`` for an offered tool; NotOffered for any other name.
 
         The verdict comes from the registry before the call, never from the
         result: a handler may return any text, the unknown-tool error's included.
+        A deferred session's ``state`` answers ``tool_search``; as in ``ToolSession``,
+        a tool it has not found yet is called all the same (``--toolset`` still holds).
         """
+        if state is not None and name == TOOL_SEARCH:
+            return state.dispatch(TOOL_SEARCH, arguments)
         if not self.is_offered(name):
             raise NotOffered(name)
         keep = KEEP_STRUCTURED.set(True)  # a proxied MCP tool's structuredContent comes along
@@ -234,34 +299,41 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         cursor = params.cursor if params is not None else None
+        state = self.session_state(ctx)
         if cursor is None and self.page_size is None:  # one page: the whole list
             # Availability probes (check_fn) may block: keep them off the event loop.
-            tools = await anyio.to_thread.run_sync(self.listed_tools)
+            tools = await anyio.to_thread.run_sync(self.listed_tools, state)
             # The typed result fills in what each protocol revision requires (resultType, ttlMs...).
             return types.ListToolsResult(tools=tools)
         try:
             after = None if cursor is None else self.cursors.read(cursor)
         except BadCursor as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
-        page, last = await anyio.to_thread.run_sync(self.list_page, after)
+        page, last = await anyio.to_thread.run_sync(self.list_page, after, state)
         next_cursor = None if last is None else self.cursors.make(last)
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
-    def list_page(self, after: str | None) -> tuple[list[types.Tool], str | None]:
+    def list_page(
+        self, after: str | None, state: ToolSession | None = None
+    ) -> tuple[list[types.Tool], str | None]:
         """The offered tools whose names sort after ``after``, ``page_size`` of them at most.
 
         Pages are cut from the list in name order (the registry's own order too), so
         a cursor (the last name sent) continues where it was even if the list changed
         in between. Also returns the last
         name of the page when more tools follow (None: this is the last page).
+        A deferred session's page is cut from its own list, whatever the cursor names.
         """
-        return self.pages.page(self.listed_tools(), after, self.page_size)
+        return self.pages.page(self.listed_tools(state), after, self.page_size)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         # The calls' own thread pool, shared fairly between sessions (server_calls).
         request = ctx.request
+        state = self.session_state(ctx)
+        searching = state is not None and params.name == TOOL_SEARCH
+        before = state.found if state is not None and searching else ()
         try:
             # What the call logs, and its progress if the client asked, go to its client.
             async with self.logs.for_call(ctx), progress_for_call(ctx) as progress:
@@ -275,6 +347,7 @@ class ToolServer:
                     params.name,
                     params.arguments or {},
                     progress,
+                    state,
                 )
         except ClientGone:  # nobody is left to read this answer
             result = tool_error("The client went away before the call started")
@@ -283,10 +356,36 @@ class ToolServer:
             # errors; the model cannot fix that one by changing the arguments. A tool
             # hidden or unavailable gets the words of one that does not exist.
             raise MCPError(types.INVALID_PARAMS, clip(f"Unknown tool: {result.name}"))
+        if searching:
+            assert state is not None
+            if not set(state.found) <= set(before):
+                await self._tell_session(ctx)
+            return self.results.call_result(None, result)  # JSON text, as ToolSession answers
         return self.results.call_result(self.registry.get_entry(params.name), result)
 
+    async def _tell_session(self, ctx: ServerRequestContext[Any]) -> None:
+        """Send ``notifications/tools/list_changed`` to the session of ``ctx`` alone.
+
+        A handshake-era client gets it on the call's own stream, ahead of the
+        result; a 2026-07-28 client on stdio on its listen stream (the server's
+        only connection). Sessions that forget their searches hear nothing.
+        """
+        if not self.notify_connections or self.session_key_of(ctx) is None:
+            return
+        if ctx.protocol_version >= _LISTEN_ERA:
+            if ctx.request is None:  # stdio: every listen stream is this client's
+                await self.bus.publish(ToolsListChanged())
+            return
+        await ctx.session.send_notification(
+            types.ToolListChangedNotification(), related_request_id=ctx.request_id
+        )
+
     def _outcome(
-        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        progress: ProgressCallback | None,
+        state: ToolSession | None = None,
     ) -> str | dict[str, Any] | NotOffered:
         """``dispatch``'s result, or its NotOffered as a value.
 
@@ -294,7 +393,7 @@ class ToolServer:
         an ExceptionGroup on its way back to ``_call_tool``.
         """
         try:
-            return self.dispatch(name, arguments, progress)
+            return self.dispatch(name, arguments, progress, state)
         except NotOffered as exc:
             return exc
 
@@ -302,6 +401,8 @@ class ToolServer:
         return not self.stateless and resumable(request)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
+        if self.deferred is not None and name == TOOL_SEARCH:
+            return None  # the session answers it, whatever the registry holds
         if not self.is_offered(name):
             return None
         definition = self.registry.get_definition(name, format="mcp")

@@ -177,6 +177,32 @@ def _add_call(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser)
         help="arguments: one JSON object (default: {}), '-' to read it from stdin, "
         "or key=value (a string) and key:=json (any JSON value) pairs",
     )
+    p.add_argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="approve a call the operator's [permissions] ask about (never one they deny); "
+        "without it, an ask is put to you on the terminal, or denied when there is none",
+    )
+
+
+def _add_permissions(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "permissions",
+        parents=[verbose, _mcp_switch()],
+        help="say which of the operator's [permissions] rules decides a call, and why",
+        description="Say which rule of the config's [permissions] decides a call of NAME "
+        "with ARGS (deny, ask, allow or the default), and why. Runs nothing.",
+    )
+    p.add_argument("name", metavar="NAME")
+    p.add_argument(
+        "args",
+        metavar="ARGS",
+        nargs="*",
+        help="the call's arguments, as call takes them: one JSON object (default: {}), '-' "
+        "for stdin, or key=value and key:=json pairs",
+    )
+    p.add_argument("--json", action="store_true", help="print the verdict and its reasons as JSON")
 
 
 def _add_doctor(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
@@ -249,6 +275,7 @@ _SUBPARSERS: dict[str, Callable[[argparse._SubParsersAction, argparse.ArgumentPa
     "show": _add_show,
     "search": _add_search,
     "call": _add_call,
+    "permissions": _add_permissions,
     "doctor": _add_doctor,
     "plugins": _add_plugins,
     "config": _add_config,
@@ -323,6 +350,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("._commands", "cmd_show"),
     "search": ("._search", "cmd_search"),
     "call": ("._commands", "cmd_call"),
+    "permissions": ("._permissions", "cmd_permissions"),
     "doctor": ("._commands", "cmd_doctor"),
     "plugins": ("._commands", "cmd_plugins"),
     # loads built-ins and packs, starts no MCP server
@@ -336,7 +364,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 #: The subcommands that run on loaded tools: ``load`` runs first.
-_LOADS_TOOLS = frozenset({"list", "show", "search", "call", "doctor", "plugins"})
+_LOADS_TOOLS = frozenset({"list", "show", "search", "call", "permissions", "doctor", "plugins"})
 
 
 def _silence_stdout() -> None:
@@ -374,7 +402,7 @@ SHELLS = ("bash", "zsh", "fish")
 _FILE_DESTS = frozenset({"config", "path", "auth_token_file"})
 _DIRECTORY_DESTS = frozenset({"dir"})
 # Arguments that name a tool, by (subcommand, dest): `new`'s NAME is a pack to create.
-_TOOL_ARGUMENTS = frozenset({("show", "name"), ("call", "name")})
+_TOOL_ARGUMENTS = frozenset({("show", "name"), ("call", "name"), ("permissions", "name")})
 _TOOLSET_DESTS = frozenset({"toolset"})
 
 # The shell functions that ask toolreg: the command the line runs (what the user

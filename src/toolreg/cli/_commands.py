@@ -332,10 +332,13 @@ def cmd_call(args: argparse.Namespace) -> int:
     from ._progress import progress_bar
 
     bar = progress_bar()  # before stdout goes to stderr: a TTY is judged as it is
+    approve, terminal = _approver(getattr(args, "yes", False))
     try:
         with stdout_to_stderr():
-            result = registry.dispatch(args.name, tool_args, progress=bar)
+            result = registry.dispatch(args.name, tool_args, progress=bar, approve=approve)
     finally:
+        if terminal is not None:
+            terminal.close()
         if bar is not None:
             bar.close()
         if traced:
@@ -343,7 +346,38 @@ def cmd_call(args: argparse.Namespace) -> int:
 
             flush_tracing()
     print(result if isinstance(result, str) else _render.to_json(result))
-    return EXIT_FAILURE if is_tool_error(result) else EXIT_OK
+    if is_tool_error(result):
+        _note_approval_required(result)
+        return EXIT_FAILURE
+    return EXIT_OK
+
+
+def _approver(yes: bool) -> tuple[Any, Any]:
+    """What answers this call's ``ask``: ``--yes``, a y/N prompt on the terminal, or nothing
+    (no terminal: the call is denied with ``approval_required``); and the terminal to close."""
+    if registry.permissions is None:
+        return None, None  # no rules: nothing ever asks
+    from . import _approval
+
+    if yes:
+        return _approval.approve_all, None
+    terminal = _approval.open_terminal()
+    if terminal is None:
+        return None, None
+    return _approval.TerminalApprover(terminal), terminal
+
+
+def _note_approval_required(result: Any) -> None:
+    try:
+        code = json.loads(result).get("code") if isinstance(result, str) else None
+    except (ValueError, AttributeError):
+        return
+    if code == "approval_required":
+        print(
+            "toolreg: note: an ask rule needs an answer and there is no terminal to ask on; "
+            "run on a terminal to be asked, or pass --yes to approve what the rules ask about",
+            file=sys.stderr,
+        )
 
 
 def _start_tracing() -> bool:

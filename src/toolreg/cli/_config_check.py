@@ -12,7 +12,7 @@ import logging
 import shlex
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -28,6 +28,7 @@ from toolreg import (
 
 from .._loaders.stdout_guard import stdout_to_stderr
 from .._policy.config import ToolsetsConfig
+from .._policy.rule_reach import KnownTool, RuleProblems, parameters_of, rule_problems
 from .._policy.unknown_names import (
     plugin_ids_written,
     unknown_hooks,
@@ -51,10 +52,13 @@ def cmd_config_check(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     report = _load(config, getattr(args, "verbose", False))
     errors = name_errors(config, report)
+    rules = permission_problems(config, report)
+    errors += rules.errors
     if args.json:
-        print(_render.to_json(effective_settings(config, report, errors)))
+        settings = effective_settings(config, report, errors)
+        print(_render.to_json({**settings, "warnings": rules.warnings}))
     else:
-        _print_text(config, report, errors)
+        _print_text(config, report, errors, rules.warnings)
     return EXIT_FAILURE if errors else EXIT_OK
 
 
@@ -77,6 +81,21 @@ def name_errors(config: Config, report: PluginReport) -> list[str]:
         *unknown_toolsets(config, toolsets),
         *unknown_hooks(config),
     ]
+
+
+def permission_problems(config: Config, report: PluginReport) -> RuleProblems:
+    """The ``[permissions]`` rules that never fire, against the tools loaded (no MCP server
+    is connected here: what a configured server might bring is a warning, not an error)."""
+    if config.permissions is None:
+        return RuleProblems([], [])
+    tools = []
+    for name in registry.get_all_tool_names():
+        entry = registry.get_entry(name)
+        if entry is not None:
+            owner = registry.get_owner(name)
+            tools.append(KnownTool(name, entry.toolset, owner, parameters_of(entry.schema)))
+    servers = {name: server.enabled for name, server in config.mcp.servers.items()}
+    return rule_problems(config.permissions, tools, (o.id for o in report), servers)
 
 
 @contextmanager
@@ -169,14 +188,21 @@ def _mcp_server(server: Any) -> dict[str, Any]:
     return record
 
 
-def _print_text(config: Config, report: PluginReport, errors: list[str]) -> None:
+def _print_text(
+    config: Config, report: PluginReport, errors: list[str], warnings: Sequence[str] = ()
+) -> None:
     where = str(config.source) if config.source is not None else "no config file"
     for message in errors:
         print(f"toolreg: error: {where}: {message}", file=sys.stderr)
+    for message in warnings:
+        print(f"toolreg: warning: {where}: {message}", file=sys.stderr)
     if config.source is None:
         print("No config file found; the defaults apply (every installed pack loads).")
     else:
-        print(f"{config.source}: {'ok' if not errors else f'{len(errors)} error(s)'}")
+        verdict = "ok" if not errors else f"{len(errors)} error(s)"
+        if warnings:
+            verdict += f", {len(warnings)} warning(s)"
+        print(f"{config.source}: {verdict}")
     for line in config_summary(config, report):
         print(f"  {line}")
 

@@ -207,11 +207,16 @@ def doctor_report(report: dict[str, Any], width: int | None = None) -> str:
     caches = report.get("caches", [])
     warnings = report.get("warnings", [])
     problems = (failures, unavailable, rejected, plugins, hooks, mcp, caches, warnings, stuck)
+    fitted: set[str] = set()
     if not any(problems):
         lines.append("No problems found.")
-        return "\n".join(lines)
+        lines += _permission_lines(report.get("permissions", []), width, fitted)
+        return "\n".join(
+            wrapped
+            for line in lines
+            for wrapped in ([line] if line in fitted else wrap_line(line, width))
+        )
 
-    fitted: set[str] = set()
     if failures:
         lines += ["", f"Modules that failed to import ({len(failures)}):"]
         lines += [f"  {f['module']}: {f['error']}" for f in failures]
@@ -248,11 +253,40 @@ def doctor_report(report: dict[str, Any], width: int | None = None) -> str:
     if stuck:
         lines += ["", "Calls still running past their deadline (abandoned, holding a worker):"]
         lines += [f"  {pool}: {s['stuck']} of {s['size']} workers" for pool, s in stuck.items()]
+    lines += _permission_lines(report.get("permissions", []), width, fitted)
     return "\n".join(
         wrapped
         for line in lines
         for wrapped in ([line] if line in fitted else wrap_line(line, width))
     )
+
+
+def _permission_lines(rows: list[dict[str, Any]], width: int | None, fitted: set[str]) -> list[str]:
+    """The operator's rules, in precedence order, with the calls each decided."""
+    if not rows:
+        return []
+    table_rows = [
+        (
+            r["where"],
+            "(default)" if r["rule"] is None else repr(r["rule"]),
+            r["verdict"],
+            str(r["allowed"]),
+            str(r["denied"]),
+            str(r["asked"]),
+        )
+        for r in rows
+    ]
+    headers = ("WHERE", "RULE", "VERDICT", "ALLOWED", "DENIED", "ASKED")
+    inner = None if width is None else width - 2
+    text = table(headers, table_rows, width=inner, cut={"RULE"})
+    rows_text = ["  " + line for line in text.splitlines()]
+    fitted.update(rows_text)
+    calls = (
+        "this process made no calls"
+        if not any(r["allowed"] or r["denied"] or r["asked"] for r in rows)
+        else "calls this process made"
+    )
+    return ["", f"Permissions ({len(rows) - 1} rule(s), then the default; {calls}):", *rows_text]
 
 
 def _rejection_line(decision: dict[str, Any]) -> str:

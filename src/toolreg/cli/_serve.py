@@ -117,6 +117,20 @@ def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentP
         "(default: every tool in one page, since some clients read only the first)",
     )
     p.add_argument(
+        "--deferred",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="offer the always-loaded tools and a tool_search tool; what a session's "
+        "searches find is added for that session (default: [search] defer in the config)",
+    )
+    p.add_argument(
+        "--always-loaded",
+        metavar="NAME",
+        action="append",
+        help="with --deferred: a tool, or toolset:NAME, always offered in full "
+        "(repeatable; default: [search] always_loaded in the config)",
+    )
+    p.add_argument(
         "--auth-token-file",
         metavar="PATH",
         type=_path,
@@ -206,6 +220,7 @@ def _serve(
     _check_toolsets(args.toolset)
     for warning in workspace_warnings():  # the file tools' root fell back to / or $HOME
         _say(f"warning: {warning}")
+    deferred, always_loaded, min_score = _deferral(args)
     server = ToolServer(
         registry,
         args.toolset,
@@ -216,10 +231,15 @@ def _serve(
         inline_refs=args.inline_refs,
         optional_as_absent=args.optional_as_absent,
         page_size=args.page_size,
+        deferred=deferred,
+        always_loaded=always_loaded,
+        min_score=min_score,
     )
     server.reload_pending = reload_first  # a SIGHUP that came while loading
     count = len(server.definitions())
     offered = f"{count} tool(s)" + (f" from {', '.join(args.toolset)}" if args.toolset else "")
+    if deferred:
+        offered += ", deferred behind tool_search"
 
     previous_level = log.level
     log.setLevel(logging.DEBUG if verbose else logging.INFO)  # startup and reload lines
@@ -275,6 +295,32 @@ def _reload(args: argparse.Namespace) -> None:
     )
     for outcome in broken:
         log.warning("plugin %s %s: %s", outcome.id, outcome.status, outcome.reason)
+
+
+def _deferral(args: argparse.Namespace) -> tuple[bool, tuple[str, ...], float | None]:
+    """(deferred, always_loaded, min_score): the flags, else the config's ``[search]``."""
+    search = state.config.search if state.config is not None else None
+    deferred = args.deferred if args.deferred is not None else bool(search and search.defer)
+    if args.always_loaded is not None:
+        always_loaded = tuple(args.always_loaded)
+    else:
+        always_loaded = tuple(search.always_loaded) if search is not None else ()
+    if not deferred:
+        if args.always_loaded:
+            raise CliError(
+                "--always-loaded needs --deferred (or [search] defer = true)", EXIT_USAGE
+            )
+        return False, (), None
+    for item in always_loaded:  # it may appear after a reload: a warning, not an error
+        name = item.removeprefix("toolset:")
+        known = (
+            registry.get_tool_names_for_toolset(name)
+            if item.startswith("toolset:")
+            else registry.get_entry(name)
+        )
+        if not known:
+            _say(f"warning: always-loaded {item!r} names no registered tool")
+    return True, always_loaded, search.min_score if search is not None else None
 
 
 def _check_toolsets(toolsets: list[str] | None) -> None:
