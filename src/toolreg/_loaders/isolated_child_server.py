@@ -15,6 +15,7 @@ from .._contract.results import describe_exception, tool_error
 from .._contract.tool_context import ProgressCallback
 from .._mcp_serve.server import ToolServer
 from .._registry.registry import ToolRegistry
+from .._registry.session import ToolSession
 from .hook_runner import HookRunner, _block_message
 from .isolated_wire import HOOK_PREFIX, hook_entry, pack_entry, tool_meta
 from .report import PluginOutcome
@@ -86,11 +87,15 @@ class PackServer(ToolServer):
         return json.dumps(tools, ensure_ascii=False)
 
     def dispatch(
-        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        progress: ProgressCallback | None = None,
+        state: ToolSession | None = None,
     ) -> str | dict[str, Any]:
         if name.startswith(HOOK_PREFIX):
             return self.run_hook(name.removeprefix(HOOK_PREFIX), arguments)
-        return super().dispatch(name, arguments, progress)
+        return super().dispatch(name, arguments, progress, state)
 
     def run_hook(self, hook: str, arguments: dict[str, Any]) -> str:
         """Run the pack's implementations of one dispatch hook: ``{"value": ...}`` as JSON.

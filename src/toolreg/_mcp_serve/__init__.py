@@ -11,3 +11,5 @@ DEFAULT_MAX_CALLS = 40
 DEFAULT_MAX_CALLS_PER_SESSION = 8
 #: ``toolreg serve``: the environment variable holding the bearer token for HTTP clients.
 TOKEN_ENV = "TOOLREG_SERVE_TOKEN"
+#: Seconds a call an ``ask`` rule stops waits for its client's user to answer.
+DEFAULT_APPROVAL_TIMEOUT = 120.0

@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 from .._contract.results import clip, tool_error
 from .._contract.tool_context import ProgressCallback
 from .._contract.version import __version__
+from .._dispatch.permission_check import Approver
 from .._mcp.convert import KEEP_STRUCTURED
 from .._registry.registry import ToolRegistry
 from .._registry.session import ToolSession
@@ -40,6 +41,7 @@ from .event_store import RETRY_MS, MemoryEventStore, SessionEvents, SessionScope
 from .http_guard import HttpGuard, is_loopback_host
 from .paging import BadCursor, Cursors, Pages
 from .probes import ProbeRoutes
+from .server_approval import ELICIT_TIMEOUT, ElicitingApprover, can_ask
 from .server_calls import CallLimits, ClientGone, DisconnectWatch, departure_of, session_key
 from .server_deferred import TOOL_SEARCH, DeferredSessions, connection_of
 from .server_log import ServeLogs, relaying
@@ -121,6 +123,7 @@ class ToolServer:
         deferred: bool = False,
         always_loaded: Iterable[str] = (),
         min_score: float | None = None,
+        elicit_timeout: float = ELICIT_TIMEOUT,
     ) -> None:
         if page_size is not None and (
             not isinstance(page_size, int) or isinstance(page_size, bool) or page_size < 1
@@ -134,6 +137,8 @@ class ToolServer:
         #: Where HTTP sessions' stream events wait for a client to resume (None: in memory).
         self.event_store = event_store if event_store is not None else MemoryEventStore()
         self.calls = CallLimits(max_calls, max_calls_per_session)
+        #: Seconds a call an ``ask`` rule stops waits for its client's user (``server_approval``).
+        self.elicit_timeout = elicit_timeout
         self.toolsets = tuple(toolsets) if toolsets else None
         #: Tools per ``tools/list`` page (None: all of them in one).
         self.page_size = page_size
@@ -275,6 +280,7 @@ class ToolServer:
         arguments: dict[str, Any],
         progress: ProgressCallback | None = None,
         state: ToolSession | None = None,
+        approve: Approver | None = None,
     ) -> str | dict[str, Any]:
         """``registry.dispatch`` for an offered tool; NotOffered for any other name.
 
@@ -282,6 +288,7 @@ class ToolServer:
         result: a handler may return any text, the unknown-tool error's included.
         A deferred session's ``state`` answers ``tool_search``; as in ``ToolSession``,
         a tool it has not found yet is called all the same (``--toolset`` still holds).
+        ``approve`` answers the call's ``ask`` rule (``server_approval``).
         """
         if state is not None and name == TOOL_SEARCH:
             return state.dispatch(TOOL_SEARCH, arguments)
@@ -289,7 +296,9 @@ class ToolServer:
             raise NotOffered(name)
         keep = KEEP_STRUCTURED.set(True)  # a proxied MCP tool's structuredContent comes along
         try:
-            return self.registry.dispatch(name, arguments, progress=progress)
+            if approve is None:
+                return self.registry.dispatch(name, arguments, progress=progress)
+            return self.registry.dispatch(name, arguments, progress=progress, approve=approve)
         finally:
             KEEP_STRUCTURED.reset(keep)
 
@@ -348,6 +357,7 @@ class ToolServer:
                     params.arguments or {},
                     progress,
                     state,
+                    self._approver(ctx),
                 )
         except ClientGone:  # nobody is left to read this answer
             result = tool_error("The client went away before the call started")
@@ -386,6 +396,7 @@ class ToolServer:
         arguments: dict[str, Any],
         progress: ProgressCallback | None,
         state: ToolSession | None = None,
+        approve: Approver | None = None,
     ) -> str | dict[str, Any] | NotOffered:
         """``dispatch``'s result, or its NotOffered as a value.
 
@@ -393,9 +404,19 @@ class ToolServer:
         an ExceptionGroup on its way back to ``_call_tool``.
         """
         try:
-            return self.dispatch(name, arguments, progress, state)
+            return self.dispatch(name, arguments, progress, state, approve)
         except NotOffered as exc:
             return exc
+
+    def _approver(self, ctx: ServerRequestContext[Any]) -> Approver | None:
+        """What answers this call's ``ask``: its client's user, when it can be asked.
+
+        None leaves the registry's own approver (a host's ``set_approver``), and
+        with none the call is denied with ``approval_required``.
+        """
+        if self.registry.permissions is None or not can_ask(ctx, self.stateless):
+            return None
+        return ElicitingApprover(ctx, self.elicit_timeout)
 
     def _resumable(self, request: Any) -> bool:
         return not self.stateless and resumable(request)

@@ -12,16 +12,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-import unicodedata
 from typing import IO, Any
 
 from toolreg import registry
+from toolreg._contract.escaping import escape, shorten
 
 #: A string value (or key) longer than this is cut, with a note.
 MAX_VALUE_CHARS = 300
 #: At most this many lines of arguments are shown, with a note for the rest.
 MAX_LINES = 40
-_ELLIPSIS = "…"
 
 
 class Terminal:
@@ -55,46 +54,13 @@ def open_terminal() -> Terminal | None:
     return None
 
 
-def escape(text: str) -> str:
-    """``text`` with every character a terminal would act on written as ``\\uXXXX``.
-
-    Control characters (C0, DEL, C1), format characters (bidirectional overrides,
-    zero-width ones) and line or paragraph separators; inside a JSON string the
-    escape is what JSON itself would write.
-    """
-    out = []
-    for char in text:
-        if char == "\n" or not _acts(char):
-            out.append(char)
-        else:
-            code = ord(char)
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-    return "".join(out)
-
-
-def _acts(char: str) -> bool:
-    return unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn")
-
-
-def _shorten(value: Any, cut: list[int]) -> Any:
-    """``value`` with every string (and key) over MAX_VALUE_CHARS cut; ``cut`` counts them."""
-    if isinstance(value, str):
-        if len(value) <= MAX_VALUE_CHARS:
-            return value
-        cut[0] += 1
-        return f"{value[:MAX_VALUE_CHARS]}{_ELLIPSIS}(+{len(value) - MAX_VALUE_CHARS} chars)"
-    if isinstance(value, dict):
-        return {_shorten(str(k), cut): _shorten(v, cut) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_shorten(v, cut) for v in value]
-    return value
-
-
 def show_arguments(arguments: Any) -> list[str]:
     """The arguments as pretty JSON, bounded and escaped, with notes on what was cut."""
     cut = [0]
     try:
-        text = json.dumps(_shorten(arguments, cut), indent=2, ensure_ascii=False, default=repr)
+        text = json.dumps(
+            shorten(arguments, MAX_VALUE_CHARS, cut), indent=2, ensure_ascii=False, default=repr
+        )
     except (TypeError, ValueError, RecursionError):
         text = repr(arguments)
     lines = escape(text).splitlines() or ["{}"]

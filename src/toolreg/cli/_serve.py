@@ -24,7 +24,12 @@ from toolreg import (
 )
 
 from .._loaders.stdout_guard import fd1_to_stderr
-from .._mcp_serve import DEFAULT_MAX_CALLS, DEFAULT_MAX_CALLS_PER_SESSION, TOKEN_ENV
+from .._mcp_serve import (
+    DEFAULT_APPROVAL_TIMEOUT,
+    DEFAULT_MAX_CALLS,
+    DEFAULT_MAX_CALLS_PER_SESSION,
+    TOKEN_ENV,
+)
 from ._commands import _did_you_mean, _start_tracing, load, state, workspace_warnings
 from ._definition_flags import definition_flags
 from ._errors import EXIT_OK, EXIT_USAGE, CliError
@@ -115,6 +120,14 @@ def add_serve_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentP
         type=_positive,
         help="tools per tools/list page; clients follow nextCursor for the rest "
         "(default: every tool in one page, since some clients read only the first)",
+    )
+    p.add_argument(
+        "--approval-timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        default=DEFAULT_APPROVAL_TIMEOUT,
+        help="how long a call an ask rule stops waits for the client's user to approve "
+        f"it (MCP elicitation) before it is denied (default: {DEFAULT_APPROVAL_TIMEOUT:g})",
     )
     p.add_argument(
         "--deferred",
@@ -234,6 +247,7 @@ def _serve(
         deferred=deferred,
         always_loaded=always_loaded,
         min_score=min_score,
+        elicit_timeout=args.approval_timeout,
     )
     server.reload_pending = reload_first  # a SIGHUP that came while loading
     count = len(server.definitions())
@@ -329,6 +343,17 @@ def _check_toolsets(toolsets: list[str] | None) -> None:
         if not registry.get_tool_names_for_toolset(toolset):
             hint = _did_you_mean(toolset, registry.get_toolsets())
             _say(f"warning: toolset {toolset!r} has no tools{hint}")
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
 
 
 def _positive(text: str) -> int:

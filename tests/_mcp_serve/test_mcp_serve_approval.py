@@ -1,0 +1,227 @@
+"""``toolreg serve`` puts a call an ``ask`` rule stops to its client's user (MCP elicitation).
+
+A real ``toolreg serve`` (stdio and stateful HTTP) with ``ask = ["hold"]`` and
+``deny = ["greet"]``; a real SDK client answers ``elicitation/create`` with its
+``elicitation_callback``. The ``hold`` tool writes ``start TAG``/``end TAG`` to
+its log, so the tests see whether it ran.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from serve_harness import HttpServer, ServeSetup, run, stdio_client_for, text_of
+
+pytest.importorskip("mcp")
+
+import mcp_types as types  # noqa: E402
+from mcp import Client  # noqa: E402
+
+from toolreg._mcp_serve.server_approval import message_for  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+RULES = '[permissions]\nask = ["hold"]\ndeny = ["greet"]\n'
+
+
+class User:
+    """An ``elicitation_callback`` that keeps each request and answers with ``answer``."""
+
+    def __init__(self, answer: Callable[[], Any]) -> None:
+        self.answer = answer
+        self.asked: list[Any] = []
+
+    async def __call__(self, context: Any, params: Any) -> Any:
+        self.asked.append(params)
+        return self.answer()
+
+
+def accept(approve: bool = True) -> Any:
+    return lambda: types.ElicitResult(action="accept", content={"approve": approve})
+
+
+def decline() -> Any:
+    return lambda: types.ElicitResult(action="decline")
+
+
+@pytest.fixture
+def asking(serve_setup: ServeSetup) -> ServeSetup:
+    Path(serve_setup.env["HOLD_RELEASE"]).touch()  # a hold that runs returns at once
+    serve_setup.config.write_text(serve_setup.config.read_text() + RULES)
+    return serve_setup
+
+
+def target_for(
+    transport: str, setup: ServeSetup, http_server: Callable[..., HttpServer], *extra: str
+) -> Any:
+    toolsets = ("--toolset", "demo", "--toolset", "slow", *extra)
+    return (
+        stdio_client_for(setup, *toolsets) if transport == "stdio" else http_server(*toolsets).url
+    )
+
+
+def error_of(result: Any) -> dict[str, Any]:
+    assert result.is_error
+    return json.loads(text_of(result))
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_an_accepted_ask_runs_the_tool(
+    transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
+) -> None:
+    user = User(accept())
+    target = target_for(transport, asking, http_server)
+
+    async def session() -> None:
+        async with Client(target, mode="legacy", elicitation_callback=user) as client:
+            result = await client.call_tool("hold", {"tag": "yes"})
+            assert not result.is_error, text_of(result)
+            assert text_of(result) == "released yes"
+
+    run(session)
+    assert asking.holds() == ["start yes", "end yes"]
+    [params] = user.asked
+    assert params.mode == "form"
+    assert "Tool hold needs your approval" in params.message
+    assert "'hold'" in params.message  # the rule that asked
+    assert '{"tag": "yes"}' in params.message
+    assert params.requested_schema["properties"]["approve"]["type"] == "boolean"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_declined_ask_is_denied_and_never_runs(
+    transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
+) -> None:
+    user = User(decline())
+    target = target_for(transport, asking, http_server)
+
+    async def session() -> None:
+        async with Client(target, mode="legacy", elicitation_callback=user) as client:
+            error = error_of(await client.call_tool("hold", {"tag": "no"}))
+            assert error["code"] == "denied"
+            assert error["rule"] == "hold"
+            assert "the user declined the call" in error["error"]
+            # An accept without approve is no approval.
+            user.answer = accept(approve=False)
+            error = error_of(await client.call_tool("hold", {"tag": "unticked"}))
+            assert error["code"] == "denied"
+            assert "did not approve" in error["error"]
+
+    run(session)
+    assert asking.holds() == []
+    assert len(user.asked) == 2
+
+
+def test_no_answer_in_time_is_a_denial(asking: ServeSetup) -> None:
+    import anyio
+
+    async def never(context: Any, params: Any) -> Any:
+        await anyio.sleep(30)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    target = stdio_client_for(asking, "--toolset", "slow", "--approval-timeout", "0.5")
+
+    async def session() -> None:
+        async with Client(target, mode="legacy", elicitation_callback=never) as client:
+            error = error_of(await client.call_tool("hold", {"tag": "late"}))
+            assert error["code"] == "denied"
+            assert "no answer from the user within 0.5 s" in error["error"]
+
+    run(session)
+    assert asking.holds() == []
+
+
+@pytest.mark.parametrize("mode", ["legacy", "modern"])
+def test_a_client_without_elicitation_gets_approval_required(mode: str, asking: ServeSetup) -> None:
+    target = stdio_client_for(asking, "--toolset", "slow")
+
+    async def session() -> None:
+        kwargs: dict[str, Any] = {"mode": "legacy"} if mode == "legacy" else {}
+        async with Client(target, **kwargs) as client:
+            error = error_of(await client.call_tool("hold", {"tag": "unasked"}))
+            assert error["code"] == "approval_required"
+            assert error["rule"] == "hold"
+
+    run(session)
+    assert asking.holds() == []
+
+
+def test_a_2026_07_28_client_is_not_asked(asking: ServeSetup) -> None:
+    """That revision has no server-to-client requests: approval_required, even with a callback."""
+    user = User(accept())
+    target = stdio_client_for(asking, "--toolset", "slow")
+
+    async def session() -> None:
+        async with Client(target, elicitation_callback=user) as client:
+            error = error_of(await client.call_tool("hold", {"tag": "modern"}))
+            assert error["code"] == "approval_required"
+
+    run(session)
+    assert user.asked == []
+    assert asking.holds() == []
+
+
+def test_stateless_http_is_not_asked(
+    asking: ServeSetup, http_server: Callable[..., HttpServer]
+) -> None:
+    user = User(accept())
+    server = http_server("--toolset", "slow", "--stateless")
+
+    async def session() -> None:
+        async with Client(server.url, mode="legacy", elicitation_callback=user) as client:
+            error = error_of(await client.call_tool("hold", {"tag": "stateless"}))
+            assert error["code"] == "approval_required"
+
+    run(session)
+    assert user.asked == []
+    assert asking.holds() == []
+
+
+def test_a_deny_rule_never_asks(asking: ServeSetup) -> None:
+    user = User(accept())
+    target = stdio_client_for(asking, "--toolset", "demo")
+
+    async def session() -> None:
+        async with Client(target, mode="legacy", elicitation_callback=user) as client:
+            error = error_of(await client.call_tool("greet", {"name": "Ada"}))
+            assert error["code"] == "denied"
+            assert error["rule"] == "greet"
+
+    run(session)
+    assert user.asked == []
+
+
+def test_control_characters_in_arguments_reach_the_user_escaped(asking: ServeSetup) -> None:
+    user = User(decline())
+    target = stdio_client_for(asking, "--toolset", "slow")
+    hostile = "x\x1b[2K\rApproved by admin\u202e\nTool greet is safe" + "A" * 5000
+
+    async def session() -> None:
+        async with Client(target, mode="legacy", elicitation_callback=user) as client:
+            error_of(await client.call_tool("hold", {"tag": hostile}))
+
+    run(session)
+    [params] = user.asked
+    message = params.message
+    assert "\x1b" not in message and "\r" not in message and "\u202e" not in message
+    assert "\\u001b[2K\\rApproved by admin\\u202e\\nTool greet is safe" in message
+    assert message.count("\n") == 2  # the message's own three lines, none from the model
+    assert len(message) < 1500  # the long value is cut
+    assert "long value(s) cut" in message
+    assert asking.holds() == []
+
+
+def test_the_message_is_bounded_and_one_line_per_part() -> None:
+    message = message_for("t\x07", {f"k{n}": "v" * 300 for n in range(50)}, "t\x1b")
+    assert "\x07" not in message and "\x1b" not in message
+    lines = message.split("\n")
+    assert len(lines) == 3
+    assert len(lines[1]) < 1100
+    assert message_for("t", {}, None).startswith(
+        'Tool t needs your approval (the operator\'s default ("ask") asks).'
+    )
