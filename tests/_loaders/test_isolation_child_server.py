@@ -80,3 +80,15 @@ def test_a_raising_hook_and_an_unknown_hook_are_tool_errors():
     assert is_tool_error(answer) and "RuntimeError: hook exploded" in answer
     assert is_tool_error(pack.dispatch("toolreg/hook/toolreg_nope", {"name": "t", "args": {}}))
     assert is_tool_error(server(None).dispatch("toolreg/hook/toolreg_pre_tool_call", {}))
+
+
+def test_the_pack_servers_dispatch_takes_what_serve_passes():
+    """serve calls ``dispatch`` with every argument ``ToolServer.dispatch`` takes; an
+    override that lags behind made every isolated call an internal error."""
+    import inspect
+
+    from toolreg._mcp_serve.server import ToolServer
+
+    ours = inspect.signature(PackServer.dispatch).parameters
+    theirs = inspect.signature(ToolServer.dispatch).parameters
+    assert list(ours) == list(theirs)

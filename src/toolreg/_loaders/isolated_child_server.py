@@ -13,6 +13,7 @@ from typing import Any
 
 from .._contract.results import describe_exception, tool_error
 from .._contract.tool_context import ProgressCallback
+from .._dispatch.permission_check import Approver
 from .._mcp_serve.server import ToolServer
 from .._registry.registry import ToolRegistry
 from .._registry.session import ToolSession
@@ -92,10 +93,11 @@ class PackServer(ToolServer):
         arguments: dict[str, Any],
         progress: ProgressCallback | None = None,
         state: ToolSession | None = None,
+        approve: Approver | None = None,
     ) -> str | dict[str, Any]:
         if name.startswith(HOOK_PREFIX):
             return self.run_hook(name.removeprefix(HOOK_PREFIX), arguments)
-        return super().dispatch(name, arguments, progress, state)
+        return super().dispatch(name, arguments, progress, state, approve)
 
     def run_hook(self, hook: str, arguments: dict[str, Any]) -> str:
         """Run the pack's implementations of one dispatch hook: ``{"value": ...}`` as JSON.
