@@ -563,3 +563,24 @@ registry.register(
     lambda args: "ok",
 )
 """
+
+
+def approval_registry(**rules: Any) -> tuple[ToolRegistry, list[str]]:
+    """A registry whose ``write_file`` records each path it ran for, under ``rules``
+    (a ``[permissions]`` table): the integrations' approval tests."""
+    registry = ToolRegistry()
+    ran: list[str] = []
+
+    def write(args: dict[str, Any]) -> str:
+        ran.append(args["path"])
+        return f"wrote {args['path']}"
+
+    registry.register(
+        "write_file", "files",
+        {"name": "write_file", "description": "Write a file.",
+         "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
+                        "required": ["path"]}},
+        write,
+    )  # fmt: skip
+    registry.set_permissions(rules)
+    return registry, ran

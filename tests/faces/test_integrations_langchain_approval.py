@@ -15,27 +15,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 
+from conftest import approval_registry
 from toolreg import ToolRegistry
 from toolreg.integrations import langchain
-
-
-def make_registry(**rules: Any) -> tuple[ToolRegistry, list[str]]:
-    registry = ToolRegistry()
-    ran: list[str] = []
-
-    def write(args: dict[str, Any]) -> str:
-        ran.append(args["path"])
-        return f"wrote {args['path']}"
-
-    registry.register(
-        "write_file", "files",
-        {"name": "write_file", "description": "Write a file.",
-         "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
-                        "required": ["path"]}},
-        write,
-    )  # fmt: skip
-    registry.set_permissions(rules)
-    return registry, ran
 
 
 @pytest.fixture(params=["invoke", "ainvoke"])
@@ -51,14 +33,14 @@ def run(request: pytest.FixtureRequest) -> Any:
 
 
 def test_no_approver_the_model_reads_approval_required(run: Any) -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     message = run(registry)
     assert message.status == "error" and ran == []
     assert json.loads(message.content)["code"] == "approval_required"
 
 
 def test_the_registrys_approver_answers_with_the_tool_and_arguments(run: Any) -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     shown: list[tuple[str, dict[str, Any], str | None]] = []
     registry.set_approver(lambda name, args, rule: shown.append((name, args, rule)) or "allow")
     assert run(registry).content == "wrote a.txt"
@@ -69,6 +51,6 @@ def test_the_registrys_approver_answers_with_the_tool_and_arguments(run: Any) ->
 
 
 def test_no_approver_makes_a_denied_call_run(run: Any) -> None:
-    registry, ran = make_registry(deny=["write_file"])
+    registry, ran = approval_registry(deny=["write_file"])
     registry.set_approver(lambda name, args, rule: "allow")
     assert json.loads(run(registry).content)["code"] == "denied" and ran == []

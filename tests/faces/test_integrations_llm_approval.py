@@ -15,6 +15,7 @@ from typing import Any
 
 import llm
 
+from conftest import approval_registry
 from toolreg import ToolRegistry
 from toolreg.integrations import llm as toolreg_llm
 
@@ -46,25 +47,6 @@ class AsyncModel(Scripted, llm.AsyncModel):
         yield self.reply(prompt, response)
 
 
-def make_registry(**rules: Any) -> tuple[ToolRegistry, list[str]]:
-    registry = ToolRegistry()
-    ran: list[str] = []
-
-    def write(args: dict[str, Any]) -> str:
-        ran.append(args["path"])
-        return f"wrote {args['path']}"
-
-    registry.register(
-        "write_file", "files",
-        {"name": "write_file", "description": "Write a file.",
-         "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
-                        "required": ["path"]}},
-        write,
-    )  # fmt: skip
-    registry.set_permissions(rules)
-    return registry, ran
-
-
 class Confirm:
     """An llm before_call that records what it was shown and answers ``approve``."""
 
@@ -86,7 +68,7 @@ def run(registry: ToolRegistry, confirm: Any, path: str = "a.txt") -> SyncModel:
 
 
 def test_an_ask_is_put_to_confirm_and_approved_the_call_runs() -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     confirm = Confirm(approve=True)
     model = run(registry, confirm)
     assert confirm.shown == [("write_file", {"path": "a.txt"})]
@@ -95,21 +77,21 @@ def test_an_ask_is_put_to_confirm_and_approved_the_call_runs() -> None:
 
 
 def test_refused_the_call_does_not_run_and_the_model_reads_it() -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     model = run(registry, Confirm(approve=False))
     assert ran == []
     assert [r.output for r in model.results] == ["Cancelled: not today"]
 
 
 def test_a_call_the_rules_allow_is_not_put_to_confirm() -> None:
-    registry, ran = make_registry(ask=["write_file(path=/etc/*)"])
+    registry, ran = approval_registry(ask=["write_file(path=/etc/*)"])
     confirm = Confirm(approve=False)
     run(registry, confirm, "a.txt")
     assert confirm.shown == [] and ran == ["a.txt"]
 
 
 def test_a_deny_is_never_put_to_confirm_and_never_runs() -> None:
-    registry, ran = make_registry(deny=["write_file"])
+    registry, ran = approval_registry(deny=["write_file"])
     confirm = Confirm(approve=True)
     model = run(registry, confirm)
     assert confirm.shown == [] and ran == []
@@ -117,7 +99,7 @@ def test_a_deny_is_never_put_to_confirm_and_never_runs() -> None:
 
 
 def test_without_before_call_an_ask_is_approval_required() -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     model = run(registry, None)
     assert ran == []
     error = json.loads(model.results[0].output.removeprefix("Error: "))
@@ -125,7 +107,7 @@ def test_without_before_call_an_ask_is_approval_required() -> None:
 
 
 def test_an_async_confirm_in_an_async_chain() -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     shown: list[str] = []
 
     async def confirm(tool: llm.Tool | None, call: llm.ToolCall) -> None:
@@ -145,7 +127,7 @@ def test_an_async_confirm_in_an_async_chain() -> None:
 
 def test_an_approval_is_for_the_call_confirmed_only() -> None:
     # Approved once; the next call of the tool, without before_call, is asked again.
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     run(registry, Confirm(approve=True))
     model = run(registry, None)
     assert ran == ["a.txt"]

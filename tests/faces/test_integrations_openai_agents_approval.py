@@ -20,6 +20,7 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
+from conftest import approval_registry
 from toolreg import ToolRegistry
 from toolreg.integrations import openai_agents
 
@@ -52,25 +53,6 @@ class Scripted(Model):
         raise NotImplementedError
 
 
-def make_registry(**rules: Any) -> tuple[ToolRegistry, list[str]]:
-    registry = ToolRegistry()
-    ran: list[str] = []
-
-    def write(args: dict[str, Any]) -> str:
-        ran.append(args["path"])
-        return f"wrote {args['path']}"
-
-    registry.register(
-        "write_file", "files",
-        {"name": "write_file", "description": "Write a file.",
-         "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
-                        "required": ["path"]}},
-        write,
-    )  # fmt: skip
-    registry.set_permissions(rules)
-    return registry, ran
-
-
 async def first_run(registry: ToolRegistry, path: str = "a.txt") -> tuple[Agent, Scripted, Any]:
     model = Scripted("write_file", {"path": path})
     agent = Agent(name="a", model=model, tools=openai_agents.tools(registry))
@@ -79,7 +61,7 @@ async def first_run(registry: ToolRegistry, path: str = "a.txt") -> tuple[Agent,
 
 @pytest.mark.anyio
 async def test_an_ask_pauses_the_run_with_the_sdks_approval_item() -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     _, model, result = await first_run(registry)
     [item] = result.interruptions
     assert isinstance(item, ToolApprovalItem)
@@ -90,7 +72,7 @@ async def test_an_ask_pauses_the_run_with_the_sdks_approval_item() -> None:
 
 @pytest.mark.anyio
 async def test_approved_in_the_run_state_the_call_runs_and_the_model_reads_it() -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     agent, model, result = await first_run(registry)
     state = result.to_state()
     state.approve(result.interruptions[0])
@@ -104,7 +86,7 @@ async def test_approved_in_the_run_state_the_call_runs_and_the_model_reads_it() 
 
 @pytest.mark.anyio
 async def test_rejected_in_the_run_state_the_call_does_not_run() -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     agent, model, result = await first_run(registry)
     state = result.to_state()
     state.reject(result.interruptions[0], rejection_message="not today")
@@ -115,7 +97,7 @@ async def test_rejected_in_the_run_state_the_call_does_not_run() -> None:
 
 @pytest.mark.anyio
 async def test_a_call_the_rules_allow_is_not_asked_about() -> None:
-    registry, ran = make_registry(ask=["write_file(path=/etc/*)"])
+    registry, ran = approval_registry(ask=["write_file(path=/etc/*)"])
     _, model, result = await first_run(registry, "a.txt")
     assert result.interruptions == []
     assert ran == ["a.txt"] and model.seen == ["wrote a.txt"]
@@ -123,7 +105,7 @@ async def test_a_call_the_rules_allow_is_not_asked_about() -> None:
 
 @pytest.mark.anyio
 async def test_an_argument_rule_asks_for_the_matching_call_only() -> None:
-    registry, ran = make_registry(ask=["write_file(path=/etc/*)"])
+    registry, ran = approval_registry(ask=["write_file(path=/etc/*)"])
     _, _, result = await first_run(registry, "/etc/passwd")
     assert [json.loads(i.arguments) for i in result.interruptions] == [{"path": "/etc/passwd"}]
     assert ran == []
@@ -131,14 +113,14 @@ async def test_an_argument_rule_asks_for_the_matching_call_only() -> None:
 
 @pytest.mark.anyio
 async def test_a_deny_is_never_asked_and_no_approval_makes_it_run() -> None:
-    registry, ran = make_registry(deny=["write_file"])
+    registry, ran = approval_registry(deny=["write_file"])
     agent, model, result = await first_run(registry)
     assert result.interruptions == []  # denied in dispatch, not put to the host
     assert ran == []
     assert json.loads(model.seen[0])["code"] == "denied"
     # A host that approves the tool for good in the SDK still gets the deny.
     model.seen.clear()
-    registry2, ran2 = make_registry(ask=["write_file"])
+    registry2, ran2 = approval_registry(ask=["write_file"])
     agent, model, result = await first_run(registry2)
     state = result.to_state()
     state.approve(result.interruptions[0], always_approve=True)
@@ -151,7 +133,7 @@ async def test_a_deny_is_never_asked_and_no_approval_makes_it_run() -> None:
 @pytest.mark.anyio
 async def test_the_registrys_approver_is_not_consulted_before_the_sdk() -> None:
     # The SDK's approval answers first; the registry's approver does not see the call.
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     seen: list[str] = []
     registry.set_approver(lambda name, args, rule: seen.append(name) or "deny")
     agent, _, result = await first_run(registry)
@@ -163,7 +145,7 @@ async def test_the_registrys_approver_is_not_consulted_before_the_sdk() -> None:
 
 @pytest.mark.anyio
 async def test_approval_approver_leaves_the_ask_to_the_registrys_approver() -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     model = Scripted("write_file", {"path": "a.txt"})
     tools = openai_agents.tools(registry, approval="approver")
     agent = Agent(name="a", model=model, tools=tools)
@@ -177,6 +159,6 @@ async def test_approval_approver_leaves_the_ask_to_the_registrys_approver() -> N
 
 
 def test_approval_takes_only_its_two_words() -> None:
-    registry, _ = make_registry()
+    registry, _ = approval_registry()
     with pytest.raises(ValueError, match="approval"):
         openai_agents.tools(registry, approval="yes")  # type: ignore[arg-type]

@@ -18,27 +18,9 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from conftest import approval_registry
 from toolreg import ToolRegistry
 from toolreg.integrations import pydantic_ai
-
-
-def make_registry(**rules: Any) -> tuple[ToolRegistry, list[str]]:
-    registry = ToolRegistry()
-    ran: list[str] = []
-
-    def write(args: dict[str, Any]) -> str:
-        ran.append(args["path"])
-        return f"wrote {args['path']}"
-
-    registry.register(
-        "write_file", "files",
-        {"name": "write_file", "description": "Write a file.",
-         "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
-                        "required": ["path"]}},
-        write,
-    )  # fmt: skip
-    registry.set_permissions(rules)
-    return registry, ran
 
 
 class Scripted:
@@ -69,7 +51,7 @@ def agent_for(registry: ToolRegistry, model: Scripted) -> Agent[None, str | Defe
 
 
 def test_an_ask_ends_the_run_with_deferred_tool_requests() -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     model = Scripted()
     result = agent_for(registry, model).run_sync("write it")
     requests = result.output
@@ -81,7 +63,7 @@ def test_an_ask_ends_the_run_with_deferred_tool_requests() -> None:
 
 
 def test_approved_the_call_runs_and_the_model_reads_its_result() -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     model = Scripted()
     agent = agent_for(registry, model)
     first = agent.run_sync("write it")
@@ -94,7 +76,7 @@ def test_approved_the_call_runs_and_the_model_reads_its_result() -> None:
 
 
 def test_denied_the_call_does_not_run_and_the_model_reads_the_denial() -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     model = Scripted()
     agent = agent_for(registry, model)
     first = agent.run_sync("write it")
@@ -104,7 +86,7 @@ def test_denied_the_call_does_not_run_and_the_model_reads_the_denial() -> None:
 
 
 def test_a_call_the_rules_allow_is_not_deferred() -> None:
-    registry, ran = make_registry(ask=["write_file(path=/etc/*)"])
+    registry, ran = approval_registry(ask=["write_file(path=/etc/*)"])
     model = Scripted("a.txt")
     assert agent_for(registry, model).run_sync("write it").output == "done"
     assert ran == ["a.txt"]
@@ -114,12 +96,12 @@ def test_a_call_the_rules_allow_is_not_deferred() -> None:
 
 
 def test_a_deny_is_never_deferred_and_no_approval_makes_it_run() -> None:
-    registry, ran = make_registry(deny=["write_file"])
+    registry, ran = approval_registry(deny=["write_file"])
     model = Scripted()
     assert agent_for(registry, model).run_sync("write it").output == "done"
     assert ran == [] and json.loads(model.read[0])["code"] == "denied"
     # Approved while the rule asked; the operator denies it before the run resumes.
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     model = Scripted()
     agent = agent_for(registry, model)
     first = agent.run_sync("write it")
@@ -131,7 +113,7 @@ def test_a_deny_is_never_deferred_and_no_approval_makes_it_run() -> None:
 
 def test_without_deferred_tool_requests_pydantic_ai_fails_the_run() -> None:
     # pydantic-ai's own rule: a deferred call needs somewhere to go. Never a silent allow.
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     agent = Agent(FunctionModel(Scripted()), tools=pydantic_ai.tools(registry))
     with pytest.raises(UserError, match="DeferredToolRequests"):
         agent.run_sync("write it")
@@ -139,7 +121,7 @@ def test_without_deferred_tool_requests_pydantic_ai_fails_the_run() -> None:
 
 
 def test_approval_approver_leaves_the_ask_to_the_registrys_approver() -> None:
-    registry, ran = make_registry(ask=["write_file"])
+    registry, ran = approval_registry(ask=["write_file"])
     model = Scripted()
     agent = Agent(FunctionModel(model), tools=pydantic_ai.tools(registry, approval="approver"))
     assert agent.run_sync("write it").output == "done"  # no approver: a tool error
@@ -150,7 +132,7 @@ def test_approval_approver_leaves_the_ask_to_the_registrys_approver() -> None:
 
 
 def test_approval_takes_only_its_two_words() -> None:
-    registry, _ = make_registry()
+    registry, _ = approval_registry()
     with pytest.raises(ValueError, match="approval"):
         pydantic_ai.tools(registry, approval="yes")  # type: ignore[arg-type]
 
