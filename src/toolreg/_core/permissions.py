@@ -21,7 +21,10 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+if TYPE_CHECKING:
+    from .._contract.entry import ToolEntry
 
 Verdict = Literal["allow", "ask", "deny"]
 #: The rule lists in the order they are consulted.
@@ -409,6 +412,11 @@ class Permissions:
     ) -> CallRuling:
         """The verdict on one call (``for_tool(...).decide(args)``)."""
         return self.for_tool(name, toolset, pack, read_only).decide(args)
+
+    def for_entry(self, entry: ToolEntry, pack: str | None) -> ToolPermit:
+        """``for_tool`` of a registered tool, owned by ``pack``: its ``readOnlyHint`` as
+        registered (or, from an MCP server or an isolated pack, as received)."""
+        return self.for_tool(entry.name, entry.toolset, pack, entry.annotations.get("readOnlyHint"))
 
 
 class Explanation(NamedTuple):

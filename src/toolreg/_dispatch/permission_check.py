@@ -134,9 +134,7 @@ class CallJudge:
         self._rules = rules
 
     def permit_for(self, plan: Plan, owner: str | None) -> ToolPermit:
-        entry = plan.entry
-        read_only = entry.annotations.get("readOnlyHint")  # as registered, or as received
-        return self.permissions.for_tool(entry.name, entry.toolset, owner, read_only)
+        return self.permissions.for_entry(plan.entry, owner)
 
     def _late_permit(self, plan: Plan) -> ToolPermit:
         """For a plan made before these rules were installed (a call racing

@@ -233,9 +233,7 @@ def asks(registry: ToolRegistry, name: str, arguments: Any) -> str | None:
     entry = registry.get_entry(name)
     if permissions is None or entry is None:
         return None
-    read_only = entry.annotations.get("readOnlyHint")
-    toolset = registry.get_toolset_for_tool(name) or ""
-    ruling = permissions.decide(name, toolset, registry.get_owner(name), arguments, read_only)
+    ruling = permissions.for_entry(entry, registry.get_owner(name)).decide(arguments)
     if ruling.verdict != "ask":
         return None
     return "(default)" if ruling.rule is None else ruling.rule.text
