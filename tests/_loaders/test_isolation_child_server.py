@@ -89,6 +89,5 @@ def test_the_pack_servers_dispatch_takes_what_serve_passes():
 
     from toolreg._mcp_serve.server import ToolServer
 
-    ours = inspect.signature(PackServer.dispatch).parameters
     theirs = inspect.signature(ToolServer.dispatch).parameters
-    assert list(ours) == list(theirs)
+    inspect.signature(PackServer.dispatch).bind(*[None] * len(theirs))  # raises if not

@@ -12,11 +12,8 @@ import json
 from typing import Any
 
 from .._contract.results import describe_exception, tool_error
-from .._contract.tool_context import ProgressCallback
-from .._dispatch.permission_check import Approver
 from .._mcp_serve.server import ToolServer
 from .._registry.registry import ToolRegistry
-from .._registry.session import ToolSession
 from .hook_runner import HookRunner, _block_message
 from .isolated_wire import HOOK_PREFIX, hook_entry, pack_entry, tool_meta
 from .report import PluginOutcome
@@ -87,17 +84,12 @@ class PackServer(ToolServer):
             tools += [hook_entry(hook) for hook, impls in implemented.items() if impls]
         return json.dumps(tools, ensure_ascii=False)
 
-    def dispatch(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        progress: ProgressCallback | None = None,
-        state: ToolSession | None = None,
-        approve: Approver | None = None,
-    ) -> str | dict[str, Any]:
+    def dispatch(self, name: str, arguments: dict[str, Any], *rest: Any) -> str | dict[str, Any]:
+        # ``rest`` passes on whatever else serve's dispatch takes: an override that
+        # listed them lagged behind once, and every isolated call failed.
         if name.startswith(HOOK_PREFIX):
             return self.run_hook(name.removeprefix(HOOK_PREFIX), arguments)
-        return super().dispatch(name, arguments, progress, state, approve)
+        return super().dispatch(name, arguments, *rest)
 
     def run_hook(self, hook: str, arguments: dict[str, Any]) -> str:
         """Run the pack's implementations of one dispatch hook: ``{"value": ...}`` as JSON.
