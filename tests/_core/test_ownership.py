@@ -629,7 +629,9 @@ def _take_terminal(reg: ToolRegistry) -> str:
     return "taken"
 
 
-@pytest.mark.parametrize("via", ["handler", "check_fn", "dynamic_schema_overrides"])
+@pytest.mark.parametrize(
+    "via", ["handler", "handler on a worker (timeout)", "check_fn", "dynamic_schema_overrides"]
+)
 def test_a_callable_the_pack_handed_over_writes_as_the_pack(with_builtin, pack, via):
     reg = with_builtin
     reg.register_plugin_override_policy("acme_pack", False, plugin_id="toolreg-acme")
@@ -642,8 +644,9 @@ def test_a_callable_the_pack_handed_over_writes_as_the_pack(with_builtin, pack, 
             attempts.append(exc)
             raise
 
-    if via == "handler":
-        pack.register_with(reg, "acme_tool", laundered)
+    if via.startswith("handler"):
+        options = {"timeout": 5.0} if "worker" in via else {}
+        pack.register_with(reg, "acme_tool", laundered, **options)
         result = reg.dispatch("acme_tool", {})
         assert "PermissionError" in result
     else:
