@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from toolreg import Config, ConfigError, load_config, parse_config
-from toolreg._policy.config import PluginEntryConfig, find_config, user_config_dir
+from toolreg._policy.config import LockConfig, PluginEntryConfig, find_config, user_config_dir
 from toolreg.cli import _commands, main
 
 FULL = """
@@ -181,7 +181,11 @@ def test_relative_paths_resolve_against_the_config_folder_not_the_cwd(tmp_path, 
 
 ENTRY, X = "[plugins.entries.x]\n", "plugins.entries.x"
 ERRORS = [
-    ("colour = 1", "colour", "dispatch, mcp, permissions, plugins, search, toolsets, tracing"),
+    (
+        "colour = 1",
+        "colour",
+        "dispatch, lock, mcp, permissions, plugins, search, toolsets, tracing",
+    ),
     ("[search]\ndeferred = true", "search.deferred", "did you mean 'defer'?; expected one of: a"),
     ('[search]\ndefer = "yes"', "search.defer", "expected true or false, got a string"),
     ('[search]\nalways_loaded = "x"', "search.always_loaded", "an array of strings, got a str"),
@@ -281,7 +285,9 @@ def test_two_spellings_of_one_entry_are_an_error():
 
 
 def test_search_order(tmp_path, monkeypatch, clean_env):
-    assert find_config() is None and load_config() == Config()  # nothing anywhere
+    # Nothing anywhere: the defaults, and a lock looked for in the user config folder.
+    assert find_config() is None
+    assert load_config() == Config(lock=LockConfig(str(user_config_dir() / "toolreg.lock")))
     user = write(user_config_dir() / "toolreg.toml", "")
     if sys.platform.startswith("linux"):  # $XDG_CONFIG_HOME/toolreg/toolreg.toml
         assert user == tmp_path / "home" / "toolreg" / "toolreg.toml"
@@ -382,3 +388,30 @@ def test_a_config_nested_too_deeply_is_a_config_error_naming_the_file(tmp_path, 
     with pytest.raises(ConfigError) as info:
         load_config(source)
     assert str(info.value) == f"{source}: nested too deeply to read (arrays or inline tables)"
+
+
+# -- [lock] ----------------------------------------------------------------------------------
+
+
+def test_the_lock_sits_beside_the_config_unless_a_path_is_given(tmp_path):
+    source = tmp_path / "etc" / "toolreg.toml"
+    assert parse_config("", source).lock == LockConfig(str(tmp_path / "etc" / "toolreg.lock"))
+    moved = parse_config('[lock]\npath = "locks/prod.lock"\nmcp_drift = "warn"', source).lock
+    assert moved.path == str(tmp_path / "etc" / "locks" / "prod.lock")
+    assert (moved.on_change, moved.new_packs, moved.mcp_drift) == ("refuse", "refuse", "warn")
+    assert parse_config("").lock.path is None  # text alone: no file to sit beside
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('[lock]\non_change = "ask"', "lock.on_change"),
+        ("[lock]\nnew_packs = true", "lock.new_packs"),
+        ('[lock]\nmcp_drift = "refuse"', "lock.mcp_drift"),
+        ('[lock]\non_chnage = "warn"', "lock.on_chnage"),
+    ],
+)
+def test_a_bad_lock_switch_names_its_key(text, key):
+    with pytest.raises(ConfigError) as info:
+        parse_config(text)
+    assert info.value.key == key

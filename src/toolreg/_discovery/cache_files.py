@@ -11,10 +11,11 @@ import contextlib
 import json
 import logging
 import os
-import stat
 import sys
 import threading
 from typing import Any
+
+from .._contract.file_trust import untrusted
 
 _log = logging.getLogger("toolreg.discovery")
 
@@ -63,27 +64,13 @@ def distrust(what: str, path: str, rule: str, reason: str) -> None:
     _log.warning("Ignoring toolreg %s %s: %s", what, path, reason)
 
 
-def _untrusted(st: os.stat_result) -> tuple[str, str] | None:
-    """``(rule, reason)`` when a file with this stat may have been written by someone else."""
-    # Another user's, or writable by group or others: ignored, as pip and ssh do.
-    if os.name == "nt" or not hasattr(os, "geteuid"):
-        return None  # Windows: ACLs, not mode bits; not checked
-    me = os.geteuid()
-    if st.st_uid != me:
-        return "owner", f"owned by uid {st.st_uid}, not by this user (uid {me}); remove it"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        mode = stat.S_IMODE(st.st_mode)
-        return "mode", f"writable by group or others (mode {mode:#o}); run chmod go-w on it"
-    return None
-
-
 def _trusted_path(what: str, path: str) -> bool:
     """False when ``path`` exists and is not safe to read from or write into."""
     try:
         st = os.stat(path)
     except OSError:
         return True  # missing: reading finds nothing, writing creates it privately
-    problem = _untrusted(st)
+    problem = untrusted(st)
     if problem is not None:
         distrust(what, path, *problem)
         return False
@@ -97,7 +84,7 @@ def read_json(path: str, what: str) -> Any:
     try:
         with open(path, "rb") as f:
             # fstat of the open file: the one that was checked is the one read.
-            problem = _untrusted(os.fstat(f.fileno()))
+            problem = untrusted(os.fstat(f.fileno()))
             if problem is not None:
                 distrust(what, path, *problem)
                 return None

@@ -124,6 +124,29 @@ class SearchConfig(NamedTuple):
     min_score: float | None = None
 
 
+class LockConfig(NamedTuple):
+    """``[lock]``: where ``toolreg.lock`` is and what a difference from it does (docs/lock.md)."""
+
+    #: The lock file: ``[lock] path``, else ``toolreg.lock`` beside the config file (or,
+    #: with none, in the user config folder); None when the config was given as text.
+    path: str | None = None
+    #: A locked pack whose version or RECORD changed: ``"refuse"`` holds it back,
+    #: ``"warn"`` loads it without override consent and offers its tools.
+    on_change: str = "refuse"
+    #: A pack the lock does not name: ``"refuse"`` or ``"allow"`` (it loads unlocked).
+    new_packs: str = "refuse"
+    #: A locked MCP server's tool that changed or is new: ``"withhold"`` or ``"warn"``.
+    mcp_drift: str = "withhold"
+
+
+#: The words each ``[lock]`` switch takes, the first its default.
+LOCK_CHOICES = {
+    "on_change": ("refuse", "warn"),
+    "new_packs": ("refuse", "allow"),
+    "mcp_drift": ("withhold", "warn"),
+}
+
+
 class Config(NamedTuple):
     """The whole operator config; ``Config()`` is the built-in default."""
 
@@ -136,6 +159,7 @@ class Config(NamedTuple):
     search: SearchConfig = SearchConfig()
     #: The ``[permissions]`` table compiled; None when the config has none (every call runs).
     permissions: Permissions | None = None
+    lock: LockConfig = LockConfig()
 
 
 def plugin_id(name: str) -> str:
@@ -219,7 +243,9 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """
     source = find_config(path)
     if source is None:
-        return Config()
+        from .lock_file import LOCK_NAME
+
+        return Config(lock=LockConfig(path=os.path.join(_user_config_folder(), LOCK_NAME)))
     try:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
@@ -251,7 +277,9 @@ def parse_config(text: str, source: Path | None = None) -> Config:
         ) from None
     reader = Reader(source)
     reader.keys(
-        data, "", {"plugins", "toolsets", "dispatch", "mcp", "tracing", "search", "permissions"}
+        data,
+        "",
+        {"plugins", "toolsets", "dispatch", "mcp", "tracing", "search", "permissions", "lock"},
     )
     plugins = reader.table(data, "plugins")
     toolsets = reader.table(data, "toolsets")
@@ -269,7 +297,33 @@ def parse_config(text: str, source: Path | None = None) -> Config:
         tracing=TracingConfig(reader.typed(tracing, "tracing", "enabled", bool, "true or false")),
         search=_search(reader, reader.table(data, "search")),
         permissions=_permissions(reader, data),
+        lock=_lock(reader, reader.table(data, "lock")),
     )
+
+
+def _lock(reader: Reader, data: dict[str, Any]) -> LockConfig:
+    reader.keys(data, "lock", {"path", *LOCK_CHOICES})
+    chosen = {}
+    for key, choices in LOCK_CHOICES.items():
+        value = reader.typed(data, "lock", key, str, " or ".join(map(repr, choices)))
+        if value is not None and value not in choices:
+            raise ConfigError(
+                reader.source,
+                f"lock.{key}",
+                f"expected {' or '.join(map(repr, choices))}, got {value!r}",
+            )
+        chosen[key] = value or choices[0]
+    written = reader.typed(data, "lock", "path", str, "a file path")
+    base = reader.source.parent if reader.source is not None else None
+    if written:
+        path: str | None = os.path.join(base, written) if base is not None else written
+    elif base is not None:
+        from .lock_file import LOCK_NAME
+
+        path = os.path.join(base, LOCK_NAME)
+    else:
+        path = None
+    return LockConfig(path=path, **chosen)
 
 
 def _search(reader: Reader, data: dict[str, Any]) -> SearchConfig:

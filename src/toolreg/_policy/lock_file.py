@@ -1,0 +1,321 @@
+"""``toolreg.lock``: what the operator reviewed, so that consent holds to it.
+
+For each pack: its version, a digest of its RECORD and each file's hash there,
+its tools' definitions, its hooks, and whether it held override consent. For
+each MCP server: its tools' definitions. Definitions are kept whole (the
+schemas as indented JSON), so that a change can be shown as a diff; a check
+compares digests only. The workflow and each status: docs/lock.md.
+
+A lock someone else could have written is not believed: it is ignored, with a
+warning, as a distrusted cache is (``_contract/file_trust.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .._contract.definition_digest import FIELDS, Definition
+from .._contract.file_trust import untrusted
+from .config_reader import ConfigError, kind_of
+
+logger = logging.getLogger("toolreg.lock")
+
+#: The lock's file name, beside the operator config.
+LOCK_NAME = "toolreg.lock"
+#: The lock format this toolreg reads and writes.
+FORMAT = 1
+#: The fields of a definition the lock keeps as JSON text (the rest are strings).
+_JSON_FIELDS = ("input_schema", "output_schema", "annotations")
+
+_HEADER = (
+    "# toolreg.lock: what the operator reviewed. Written by `toolreg lock`;\n"
+    "# change it with `toolreg lock --update`, which shows what changed first.\n"
+)
+
+
+class LockedTool(NamedTuple):
+    """One tool's definition digest, and the definition's fields as the lock shows them."""
+
+    digest: str
+    #: ``FIELDS`` as written: strings, the JSON fields as JSON text ("" when absent).
+    shown: Mapping[str, str] = {}
+
+    def definition(self) -> Definition:
+        """The reviewed definition, for a diff (the JSON fields parsed; bad JSON stays text)."""
+        result: Definition = {}
+        for field in FIELDS:
+            text = self.shown.get(field, "")
+            if field in _JSON_FIELDS:
+                try:
+                    result[field] = json.loads(text) if text else None
+                except ValueError:
+                    result[field] = text
+            else:
+                result[field] = text or None
+        return result
+
+
+class LockedPack(NamedTuple):
+    """A pack as it was locked (or, for a comparison, as it is now)."""
+
+    distribution: str
+    version: str
+    #: ``sha256:<hex>`` of the RECORD file's bytes.
+    record: str
+    #: Each file the RECORD lists, with the hash it gives ("" for none, as for ``.pyc``).
+    files: Mapping[str, str]
+    tools: Mapping[str, LockedTool]
+    hooks: tuple[str, ...]
+    #: Whether the operator's ``allow_tool_override`` held for it when it was locked.
+    override: bool
+
+
+class LockedServer(NamedTuple):
+    """An MCP server's tools as they were locked, by the server's own tool names."""
+
+    tools: Mapping[str, LockedTool]
+
+
+class Lock(NamedTuple):
+    path: str
+    packs: Mapping[str, LockedPack]
+    servers: Mapping[str, LockedServer]
+
+
+def shown(definition: Mapping[str, Any]) -> dict[str, str]:
+    """A definition's fields as the lock writes them: the JSON ones indented, keys sorted."""
+    result = {}
+    for field in FIELDS:
+        value = definition.get(field)
+        if field in _JSON_FIELDS:
+            result[field] = "" if value is None else _indented(value)
+        else:
+            result[field] = "" if value is None else str(value)
+    return result
+
+
+def _indented(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, default=repr)
+
+
+# -- reading ---------------------------------------------------------------------------
+
+# (path, rule) -> the problem, for doctor; one warning each.
+_problems: dict[tuple[str, str], dict[str, str]] = {}
+_problems_lock = threading.Lock()
+
+
+def lock_problems() -> list[dict[str, str]]:
+    """Each lock file this process ignored: ``{"file", "rule", "reason"}``."""
+    with _problems_lock:
+        return [dict(p) for p in _problems.values()]
+
+
+def _distrust(path: str, rule: str, reason: str) -> None:
+    with _problems_lock:
+        if (path, rule) in _problems:
+            return
+        _problems[(path, rule)] = {"file": path, "rule": rule, "reason": reason}
+    logger.warning("Ignoring lock file %s: %s; packs and MCP tools load unlocked", path, reason)
+
+
+def read_lock(path: str | os.PathLike[str]) -> Lock | None:
+    """The lock at ``path``; None when there is none, or it is distrusted (warned).
+
+    Raises ConfigError naming the file and key for a lock that cannot be read.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())  # the file checked is the file read
+            problem = untrusted(st)
+            if problem is None:
+                folder = untrusted(os.stat(os.path.dirname(os.path.abspath(path))))
+                # A folder others may write lets them swap the file: not believed either.
+                if folder is not None:
+                    problem = (folder[0], f"its folder is {folder[1].split(';')[0]}")
+            if problem is not None:
+                _distrust(path, *problem)
+                return None
+            data = f.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise ConfigError(Path(path), "", f"cannot read the lock ({exc.strerror or exc})") from None
+    return parse_lock(data, path)
+
+
+def parse_lock(data: bytes, path: str) -> Lock:
+    """Check the lock's TOML; ConfigError naming the key for anything out of shape."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    source = Path(path)
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(source, "", f"not UTF-8 text ({exc.reason})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, "", f"not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ConfigError(source, "", "nested too deeply to read") from None
+    check = _Shape(source)
+    check.keys(raw, "", {"format", "packs", "mcp"})
+    if raw.get("format") != FORMAT:
+        raise ConfigError(
+            source,
+            "format",
+            f"expected {FORMAT}, got {raw.get('format')!r}; write it again with `toolreg lock`",
+        )
+    packs = {
+        pack_id: _pack(check, f"packs.{pack_id}", table)
+        for pack_id, table in check.table(raw, "packs", "packs").items()
+    }
+    servers = {}
+    for server, table in check.table(raw, "mcp", "mcp").items():
+        where = f"mcp.{server}"
+        table = check.is_table(table, where)
+        check.keys(table, where, {"tools"})
+        servers[server] = LockedServer(_tools(check, where, table))
+    return Lock(path, packs, servers)
+
+
+class _Shape:
+    """Checks of the lock's parsed TOML, each naming the dotted key."""
+
+    def __init__(self, source: Path) -> None:
+        self.source = source
+
+    def fail(self, where: str, problem: str) -> ConfigError:
+        return ConfigError(self.source, where, problem)
+
+    def is_table(self, value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected a table, got {kind_of(value)}")
+        return value
+
+    def table(self, data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+        return self.is_table(data.get(key, {}), where)
+
+    def keys(self, data: dict[str, Any], where: str, allowed: set[str]) -> None:
+        for key in data:
+            if key not in allowed:
+                dotted = f"{where}.{key}" if where else key
+                raise self.fail(
+                    dotted, f"unknown key; expected one of: {', '.join(sorted(allowed))}"
+                )
+
+    def string(self, data: dict[str, Any], where: str, key: str, required: bool = True) -> str:
+        value = data.get(key)
+        if value is None and not required:
+            return ""
+        if not isinstance(value, str):
+            raise self.fail(f"{where}.{key}", f"expected a string, got {kind_of(value)}")
+        return value
+
+
+def _pack(check: _Shape, where: str, table: Any) -> LockedPack:
+    table = check.is_table(table, where)
+    check.keys(
+        table,
+        where,
+        {"distribution", "version", "record", "override", "hooks", "files", "tools"},
+    )
+    override = table.get("override", False)
+    if not isinstance(override, bool):
+        raise check.fail(f"{where}.override", f"expected true or false, got {kind_of(override)}")
+    hooks = table.get("hooks", [])
+    if not isinstance(hooks, list) or not all(isinstance(h, str) for h in hooks):
+        raise check.fail(f"{where}.hooks", "expected an array of strings")
+    files = check.table(table, "files", f"{where}.files")
+    for name, value in files.items():
+        if not isinstance(value, str):
+            raise check.fail(f"{where}.files.{name}", f"expected a string, got {kind_of(value)}")
+    return LockedPack(
+        distribution=check.string(table, where, "distribution"),
+        version=check.string(table, where, "version"),
+        record=check.string(table, where, "record"),
+        files=files,
+        tools=_tools(check, where, table),
+        hooks=tuple(hooks),
+        override=override,
+    )
+
+
+def _tools(check: _Shape, where: str, table: dict[str, Any]) -> dict[str, LockedTool]:
+    tools = {}
+    for name, tool in check.table(table, "tools", f"{where}.tools").items():
+        at = f"{where}.tools.{name}"
+        tool = check.is_table(tool, at)
+        check.keys(tool, at, {"digest", *FIELDS[1:]})
+        texts = {"name": name}
+        for field in FIELDS[1:]:
+            texts[field] = check.string(tool, at, field, required=False)
+        tools[name] = LockedTool(check.string(tool, at, "digest"), texts)
+    return tools
+
+
+# -- writing ---------------------------------------------------------------------------
+
+
+def lock_text(lock: Lock) -> str:
+    """The lock as TOML: packs and servers by name, long texts as multi-line strings."""
+    import tomli_w  # only `toolreg lock` writes
+
+    data: dict[str, Any] = {"format": FORMAT}
+    data["packs"] = {
+        pack_id: {
+            "distribution": pack.distribution,
+            "version": pack.version,
+            "record": pack.record,
+            "override": pack.override,
+            "hooks": list(pack.hooks),
+            "files": dict(sorted(pack.files.items())),
+            "tools": _tools_table(pack.tools),
+        }
+        for pack_id, pack in sorted(lock.packs.items())
+    }
+    data["mcp"] = {
+        server: {"tools": _tools_table(locked.tools)}
+        for server, locked in sorted(lock.servers.items())
+    }
+    return _HEADER + tomli_w.dumps(data, multiline_strings=True)
+
+
+def _tools_table(tools: Mapping[str, LockedTool]) -> dict[str, Any]:
+    table = {}
+    for name, tool in sorted(tools.items()):
+        row = {"digest": tool.digest}
+        row.update((f, tool.shown[f]) for f in FIELDS[1:] if tool.shown.get(f))
+        table[name] = row
+    return table
+
+
+def write_lock(lock: Lock) -> None:
+    """Write the lock through a private temporary file and a rename: readers see the old
+    lock or the new one, never half of one; the file is the user's, writable by them alone."""
+    import tempfile
+
+    text = lock_text(lock)
+    folder = os.path.dirname(os.path.abspath(lock.path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".toolreg-lock-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, lock.path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
