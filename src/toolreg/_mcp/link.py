@@ -107,6 +107,12 @@ class ServerLink:
         self.relays = ServerRelays(self)
 
     @property
+    def listing(self) -> list[dict[str, Any]] | None:
+        """The server's tools as it last listed them (its own names and fields); None
+        before the first listing. What ``toolreg lock`` records."""
+        return self._listing
+
+    @property
     def label(self) -> str:
         """How messages name this link's server."""
         return f"MCP server {self.name}"
