@@ -1,9 +1,8 @@
-"""An operator's ``ask`` in toolreg.integrations.langchain.
+"""An operator's ``ask`` in toolreg.integrations.langchain, outside a LangGraph run.
 
-langchain-core has no approval of its own (LangGraph's ``interrupt`` and the
-``langchain`` package's ``HumanInTheLoopMiddleware`` are other packages), so an
-ask goes to the registry's approver, and with none the model reads
-``approval_required`` in an error ``ToolMessage``.
+There langchain-core has no approval of its own, so an ask goes to the registry's
+approver, and with none the model reads ``approval_required`` in an error
+``ToolMessage``. Inside a graph: test_integrations_langchain_interrupt.py.
 """
 
 from __future__ import annotations
