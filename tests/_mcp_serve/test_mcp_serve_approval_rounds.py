@@ -5,12 +5,15 @@ A real ``toolreg serve`` (stdio, stateful and stateless HTTP) with ``ask =
 (2026-07-28) mode. ``Client.call_tool`` answers the embedded elicitation with
 its ``elicitation_callback`` and retries; the attacks drive the rounds by hand
 with ``client.session.call_tool(..., allow_input_required=True)``. The ``hold``
-tool writes ``start TAG``/``end TAG`` to its log, so the tests see whether it ran.
+tool writes ``start TAG``/``end TAG`` to its log, so the tests see whether it ran;
+SIGHUP reloads changed rules between two rounds.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,7 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 from toolreg._mcp_serve.server_approval import INPUT_KEY  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+posix_only = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP is POSIX-only")
 
 RULES = '[permissions]\nask = ["hold", "whoami"]\ndeny = ["greet"]\n'
 
@@ -294,6 +298,61 @@ def test_a_state_from_another_server_process_is_refused(
             with pytest.raises(MCPError) as caught:
                 await answer(other, "hold", {"tag": "elsewhere"}, state)
             refused(caught.value)
+
+    run(session)
+    assert asking.holds() == []
+
+
+async def reloaded(server: HttpServer, client: Client, config: Path, rules: str) -> None:
+    """Rewrite the rules, SIGHUP the server, and wait until a new ``hold`` call sees them."""
+    text = config.read_text()
+    config.write_text(text[: text.index("[permissions]")] + rules)
+    os.kill(server.proc.pid, signal.SIGHUP)
+    for _ in range(100):
+        await anyio.sleep(0.1)
+        try:
+            probe = await client.session.call_tool(
+                "hold", {"tag": "probe"}, allow_input_required=True
+            )
+        except MCPError:  # between unloading and loading again the tool is unknown
+            continue
+        asked = probe.request_state if isinstance(probe, types.InputRequiredResult) else None
+        if asked is None or "hold*" in probe.input_requests[INPUT_KEY].params.message:
+            return
+    raise AssertionError("the server did not reload its rules")
+
+
+@posix_only
+def test_an_approval_never_turns_a_later_deny_into_an_allow(
+    asking: ServeSetup, http_server: Callable[..., HttpServer]
+) -> None:
+    server = http_server("--toolset", "slow", "--stateless")
+
+    async def session() -> None:
+        async with Client(server.url, elicitation_callback=User(accept())) as client:
+            state = (await first_round(client, "hold", {"tag": "now"})).request_state
+            await reloaded(server, client, asking.config, '[permissions]\ndeny = ["hold"]\n')
+            error = error_of(await answer(client, "hold", {"tag": "now"}, state))
+            assert error["code"] == "denied"
+            assert error["rule"] == "hold"
+
+    run(session)
+    assert asking.holds() == []
+
+
+@posix_only
+def test_an_approval_of_another_rule_is_asked_again(
+    asking: ServeSetup, http_server: Callable[..., HttpServer]
+) -> None:
+    server = http_server("--toolset", "slow", "--stateless")
+
+    async def session() -> None:
+        async with Client(server.url, elicitation_callback=User(accept())) as client:
+            state = (await first_round(client, "hold", {"tag": "now"})).request_state
+            await reloaded(server, client, asking.config, '[permissions]\nask = ["hold*"]\n')
+            again = await answer(client, "hold", {"tag": "now"}, state)
+            assert isinstance(again, types.InputRequiredResult)
+            assert "'hold*'" in again.input_requests[INPUT_KEY].params.message
 
     run(session)
     assert asking.holds() == []
