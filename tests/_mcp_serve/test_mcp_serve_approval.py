@@ -151,22 +151,7 @@ def test_a_client_without_elicitation_gets_approval_required(mode: str, asking: 
     assert asking.holds() == []
 
 
-def test_a_2026_07_28_client_is_not_asked(asking: ServeSetup) -> None:
-    """That revision has no server-to-client requests: approval_required, even with a callback."""
-    user = User(accept())
-    target = stdio_client_for(asking, "--toolset", "slow")
-
-    async def session() -> None:
-        async with Client(target, elicitation_callback=user) as client:
-            error = error_of(await client.call_tool("hold", {"tag": "modern"}))
-            assert error["code"] == "approval_required"
-
-    run(session)
-    assert user.asked == []
-    assert asking.holds() == []
-
-
-def test_stateless_http_is_not_asked(
+def test_stateless_http_is_not_asked_mid_call(
     asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
     user = User(accept())

@@ -41,7 +41,14 @@ from .event_store import RETRY_MS, MemoryEventStore, SessionEvents, SessionScope
 from .http_guard import HttpGuard, is_loopback_host
 from .paging import BadCursor, Cursors, Pages
 from .probes import ProbeRoutes
-from .server_approval import ELICIT_TIMEOUT, ElicitingApprover, can_ask
+from .server_approval import (
+    ELICIT_TIMEOUT,
+    ElicitingApprover,
+    RoundTripApprover,
+    RoundTrips,
+    can_ask,
+    can_ask_in_rounds,
+)
 from .server_calls import CallLimits, ClientGone, DisconnectWatch, departure_of, session_key
 from .server_deferred import TOOL_SEARCH, DeferredSessions, connection_of
 from .server_log import ServeLogs, relaying
@@ -170,6 +177,9 @@ class ToolServer:
         #: Log messages to clients: ``logging/setLevel``, each call's, the relay (``server_log``).
         self.logs = ServeLogs()
         self.logs.install(self.server)
+        #: How a 2026-07-28 client's user is asked: sealed request state (``server_approval``).
+        self.round_trips = RoundTrips(elicit_timeout)
+        self.round_trips.install(self.server)
         if self.notify_connections:
             self.server.add_notification_handler(
                 "notifications/initialized", types.NotificationParams, self._follow_changes
@@ -337,12 +347,13 @@ class ToolServer:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         # The calls' own thread pool, shared fairly between sessions (server_calls).
         request = ctx.request
         state = self.session_state(ctx)
         searching = state is not None and params.name == TOOL_SEARCH
         before = state.found if state is not None and searching else ()
+        approver = self._approver(ctx, params)
         try:
             # What the call logs, and its progress if the client asked, go to its client.
             async with self.logs.for_call(ctx), progress_for_call(ctx) as progress:
@@ -357,10 +368,13 @@ class ToolServer:
                     params.arguments or {},
                     progress,
                     state,
-                    self._approver(ctx),
+                    approver,
                 )
         except ClientGone:  # nobody is left to read this answer
             result = tool_error("The client went away before the call started")
+        if isinstance(approver, RoundTripApprover) and approver.question is not None:
+            # The ask stopped the call before it ran: the client's user answers, then it retries.
+            return approver.input_required()
         if isinstance(result, NotOffered):
             # MCP lists a call to a tool the server does not have among the protocol
             # errors; the model cannot fix that one by changing the arguments. A tool
@@ -408,13 +422,19 @@ class ToolServer:
         except NotOffered as exc:
             return exc
 
-    def _approver(self, ctx: ServerRequestContext[Any]) -> Approver | None:
+    def _approver(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> Approver | None:
         """What answers this call's ``ask``: its client's user, when it can be asked.
 
         None leaves the registry's own approver (a host's ``set_approver``), and
         with none the call is denied with ``approval_required``.
         """
-        if self.registry.permissions is None or not can_ask(ctx, self.stateless):
+        if self.registry.permissions is None:
+            return None
+        if can_ask_in_rounds(ctx):
+            return self.round_trips.approver(params)
+        if not can_ask(ctx, self.stateless):
             return None
         return ElicitingApprover(ctx, self.elicit_timeout)
 

@@ -1,20 +1,36 @@
 """How ``toolreg serve`` answers an ``ask`` rule: it asks the calling client's user.
 
 A call that an ``ask`` rule stops is put to the client that made it, as an MCP
-form elicitation (``elicitation/create``): the tool, its arguments (bounded and
-escaped: they are the model's words) and the rule. The user's accept with
-``approve`` true allows the call; anything else (accept without it, decline,
-cancel, no answer within ``ELICIT_TIMEOUT`` seconds, an error) denies it, with
-the reason. A client that cannot be asked gets no approver, so the call is
-denied with ``approval_required``: one that did not declare the elicitation
-capability, a stateless HTTP request, and a 2026-07-28 request (that revision
-has no server-to-client requests).
+form elicitation: the tool, its arguments (bounded and escaped: they are the
+model's words) and the rule. The user's accept with ``approve`` true allows the
+call; anything else (accept without it, decline, cancel, no answer within
+``ELICIT_TIMEOUT`` seconds, an error) denies it, with the reason.
+
+A handshake-era client is sent ``elicitation/create`` mid-call
+(``ElicitingApprover``). A 2026-07-28 client (no server-to-client requests)
+gets an ``InputRequiredResult`` instead (``RoundTrips``): the question and a
+``requestState`` that the SDK's ``RequestStateBoundary`` seals (AES-GCM under a
+key made by this process) and binds to the tool, a digest of its arguments
+and an expiry; ours adds the rule, the same digest and a nonce. The client
+retries the call with the answer; that retry is judged by dispatch again, with
+the answer as its approver, and a state answers one call only (its nonce is
+spent). A state that fails the seal, another call's, an expired one or one
+from another process is refused (by the SDK, with -32602) and the call never
+runs; an answer without a state is asked again.
+
+A client that cannot be asked gets no approver, so the call is denied with
+``approval_required``: one that did not declare the elicitation capability,
+or a handshake-era request over stateless HTTP (no way back for the question).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import secrets
+import threading
+import time
 from typing import Any
 
 import anyio
@@ -22,6 +38,8 @@ import anyio.from_thread
 import anyio.lowlevel
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
 from .._contract.escaping import escape, shorten
 from .._contract.results import describe_exception
@@ -37,6 +55,10 @@ MAX_VALUE_CHARS = 200
 MAX_ARGUMENTS_CHARS = 1000
 #: The first protocol revision without server-to-client requests.
 _NO_REQUESTS_ERA = "2026-07-28"
+#: The key of the approval question among an ``InputRequiredResult``'s input requests.
+INPUT_KEY = "toolreg/approval"
+#: Who a sealed state is for: a state another service minted under a shared key is refused.
+AUDIENCE = "toolreg serve"
 
 #: What the user fills in: one boolean.
 SCHEMA: dict[str, Any] = {
@@ -56,14 +78,27 @@ _ELICITATION = types.ClientCapabilities(elicitation=types.ElicitationCapability(
 
 
 def can_ask(ctx: ServerRequestContext[Any], stateless: bool) -> bool:
-    """Whether the client of this request can be asked: it declared elicitation and
-    the request has a way back (a handshake-era connection, not stateless HTTP)."""
+    """Whether the client of this request can be sent ``elicitation/create``: it declared
+    elicitation and the request has a way back (a handshake-era connection, not stateless HTTP)."""
     if stateless or ctx.protocol_version >= _NO_REQUESTS_ERA:
         return False
     try:
         return ctx.session.check_client_capability(_ELICITATION)
     except Exception:  # no capabilities recorded, or no session to ask
         return False
+
+
+def can_ask_in_rounds(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether this is a 2026-07-28 request whose client declared form elicitation
+    (a bare ``elicitation: {}`` counts as form, as the SDK counts it)."""
+    if ctx.protocol_version < _NO_REQUESTS_ERA:
+        return False
+    try:
+        capabilities = ctx.session.client_capabilities
+    except Exception:  # no session to read them from
+        return False
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
 
 
 def show_arguments(arguments: Any) -> str:
@@ -140,3 +175,115 @@ class ElicitingApprover:
             logger.info("the client could not be asked to approve %s: %s", name, exc)
             return ("deny", f"the client could not be asked ({describe_exception(exc)})")
         return read_result(result)
+
+
+def digest_of(arguments: Any) -> str:
+    """A digest of the arguments as the approver sees them, the same for equal JSON."""
+    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class RoundTrips:
+    """Approval by ``InputRequiredResult`` for 2026-07-28 clients, for one server process.
+
+    ``install`` puts the SDK's ``RequestStateBoundary`` on the server: it seals
+    every outgoing state under a key this process made (``ephemeral``), with an
+    expiry of ``timeout`` seconds, and refuses an inbound one that is not
+    sealed by it, has expired, or names another tool or other arguments. The
+    nonces of states already answered are kept until they expire, so a state
+    and its answer approve one call.
+    """
+
+    def __init__(self, timeout: float = ELICIT_TIMEOUT) -> None:
+        self.timeout = timeout
+        self.boundary = RequestStateBoundary(
+            RequestStateSecurity.ephemeral(ttl=timeout), default_audience=AUDIENCE
+        )
+        self._spent: dict[str, float] = {}  # nonce: when its state expires
+        self._lock = threading.Lock()
+
+    def install(self, server: Server[Any]) -> None:
+        server.middleware.append(self.boundary)
+
+    def approver(self, params: types.CallToolRequestParams) -> RoundTripApprover:
+        """The approver of one ``tools/call`` round (its state already unsealed by the boundary)."""
+        return RoundTripApprover(self, params.request_state, params.input_responses)
+
+    def spend(self, nonce: str, expires: float) -> bool:
+        """Mark a state's nonce used; False if it was already."""
+        now = time.time()
+        with self._lock:
+            if nonce in self._spent:
+                return False
+            for old in [n for n, until in self._spent.items() if until <= now]:
+                del self._spent[old]
+            self._spent[nonce] = expires
+            return True
+
+
+class RoundTripApprover:
+    """The approver of one 2026-07-28 ``tools/call`` round; called on the call's worker thread.
+
+    With no answer for this very call it records the question and denies (the
+    call does not run); ``_call_tool`` then answers with ``input_required()``
+    instead of the denial. With one, the answer decides, once.
+    """
+
+    def __init__(self, trips: RoundTrips, state: str | None, responses: Any) -> None:
+        self.trips = trips
+        self.state = state
+        self.responses = responses or {}
+        #: (name, arguments, rule) of the call to ask about (None: nothing to ask).
+        self.question: tuple[str, dict[str, Any], str | None] | None = None
+
+    def __call__(self, name: str, arguments: dict[str, Any], rule: str | None) -> Any:
+        answer = self._answer(name, arguments, rule)
+        if answer is None:
+            self.question = (name, arguments, rule)
+            return ("deny", "the client's user is asked first; the client retries with the answer")
+        return answer
+
+    def _answer(self, name: str, arguments: dict[str, Any], rule: str | None) -> Any:
+        """The answer this round carries for this call, or None to ask."""
+        if self.state is None:
+            return None  # an answer without a state answers nothing
+        try:
+            state = json.loads(self.state)
+            asked = (state["tool"], state["args"], state["rule"])
+            nonce, expires = str(state["nonce"]), float(state["exp"])
+        except (ValueError, TypeError, KeyError):
+            return ("deny", "the request state is not one this server made")
+        if asked[:2] != (name, digest_of(arguments)):
+            return ("deny", "the approval was given for another call")
+        if asked[2] != rule:
+            return None  # the rules changed since: the user approved another question
+        if not time.time() < expires:
+            return ("deny", f"no answer from the user within {self.trips.timeout:g} s")
+        response = self.responses.get(INPUT_KEY)
+        if response is None:
+            return None
+        if not isinstance(response, types.ElicitResult):
+            return ("deny", "the client's answer is not an elicitation result")
+        if not self.trips.spend(nonce, expires):
+            return ("deny", "this approval was already used")
+        return read_result(response)
+
+    def input_required(self) -> types.InputRequiredResult:
+        """The question as an ``InputRequiredResult``; the boundary seals its state."""
+        assert self.question is not None
+        name, arguments, rule = self.question
+        state = {
+            "tool": name,
+            "args": digest_of(arguments),
+            "rule": rule,
+            "nonce": secrets.token_urlsafe(16),
+            "exp": time.time() + self.trips.timeout,
+        }
+        request = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(
+                message=message_for(name, arguments, rule), requested_schema=SCHEMA
+            )
+        )
+        return types.InputRequiredResult(
+            input_requests={INPUT_KEY: request}, request_state=json.dumps(state)
+        )
