@@ -591,3 +591,42 @@ def test_the_pack_code_is_what_it_says(installed):
         textwrap.dedent(_HOOK).strip()
         in (installed["v2d-hook"] / "lockdemo" / "__init__.py").read_text()
     )
+
+
+# -- what `toolreg plugins` and `toolreg doctor` say ------------------------------------------
+
+
+def test_plugins_and_doctor_show_the_lock(
+    site_of, marker, lock_path, tmp_path, monkeypatch, lock_problems
+):
+    from toolreg.cli import _commands, _render
+
+    reviewed = site_of("v1")
+    write_reviewed(lock_path, reviewed)
+    changed = load(site_of("v2a-version"), config(lock_path))
+    table = _commands.plugin_table(changed.report, width=None)
+    assert "changed" in table and "version 1.0.0 -> 1.1.0" in table
+    monkeypatch.setenv("LOCKDEMO_DESC", "Now something else.")
+    drifted = load(reviewed, config(lock_path))
+    table = _commands.plugin_table(drifted.report, width=None)
+    assert "Tools withheld, drifted from the lock:" in table and ECHO in table
+
+    monkeypatch.setattr(_commands.state, "config", config(lock_path))
+    monkeypatch.setattr(_commands.state, "report", changed.report)
+    report = _commands.doctor_report()
+    assert report["lock"]["file"] == str(lock_path) and report["lock"]["in_use"] is True
+    assert [p["status"] for p in report["plugin_failures"]] == ["changed"]
+    text = _render.doctor_report(report, None)
+    assert f"Lock file in use: {lock_path}" in text
+    assert f"{PID}: changed: changed since the lock: version 1.0.0 -> 1.1.0" in text
+
+    lock_path.chmod(0o666)
+    report = _commands.doctor_report()
+    assert report["lock"]["in_use"] is False
+    assert [p["file"] for p in report["lock"]["problems"]] == [str(lock_path)]
+    assert "ignored: packs and MCP tools load unlocked" in _render.doctor_report(report, None)
+    lock_path.chmod(0o600)
+    lock_path.write_text("format = 2\n")
+    report = _commands.doctor_report()
+    assert "format" in report["lock"]["error"]
+    assert "packs are held back until it is fixed" in _render.doctor_report(report, None)
