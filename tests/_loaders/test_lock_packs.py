@@ -373,6 +373,23 @@ def test_on_change_warn_loads_it_without_override_consent(site_of, marker, lock_
         assert outcome.tools_added == [ECHO]
 
 
+def test_the_lock_caps_override_consent(site_of, marker, lock_path, monkeypatch):
+    monkeypatch.setenv("LOCKDEMO_OVERRIDE", "1")
+    site = site_of("v1")
+    write_reviewed(lock_path, site, override=True)
+    with loading(site, config(lock_path, override=True)) as loaded:
+        assert loaded.registry.get_owner("shared_tool") == PID, "consent as locked holds"
+    # The same lock, but without the consent: shared_tool's definition is still locked.
+    write_reviewed(lock_path, site, override=True, edit=lambda p: p._replace(override=False))
+    with loading(site, config(lock_path, override=True)) as loaded:
+        assert loaded.outcome.status == "loaded"
+        assert loaded.registry.get_owner("shared_tool") == "host"
+        assert loaded.outcome.drifted == []
+        assert [r["tool"] for r in loaded.outcome.refused] == ["shared_tool"]
+        assert f"plugins.entries.{PID}.allow_tool_override" in loaded.outcome.reason
+        assert f"`toolreg lock --update {PID}`" in loaded.outcome.reason
+
+
 def test_on_change_warn_offers_a_new_tool_and_withholds_a_new_hook(site_of, marker, lock_path):
     write_reviewed(lock_path, site_of("v1"))
     with loading(site_of("v2e-tool"), config(lock_path, on_change="warn")) as loaded:
