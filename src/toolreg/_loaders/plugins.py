@@ -291,7 +291,10 @@ class PluginHost:
         if refusal is not None:
             return failed(outcome, refusal)
         # Before anything of the pack runs (an isolated pack's process too).
-        hold = self._check_lock(outcome, record)
+        try:
+            hold = self._check_lock(outcome, record)
+        except Exception as exc:  # a check that cannot finish lets nothing through
+            return failed(outcome, exc)
         if hold is None:
             return outcome
         sources = installed_sources(record.path, realpath)
@@ -317,9 +320,10 @@ class PluginHost:
         """
         settings = self.config.plugins.entry(record.plugin_id)
         check = self._lock_check
-        # A record without a metadata folder is one the host made (``load_all(packs=...)``,
-        # the ``load_pack`` fixture): what it names is the host's choice, not an install
-        # the lock could hold to a RECORD.
+        # A record without a metadata folder is one the host made and handed to
+        # ``load_all(packs=...)`` (as the ``load_pack`` fixture does for a module name):
+        # what it names is the host's choice, and there is no RECORD to hold it to. A
+        # record found on disk is checked however it reached ``load_all``.
         if check is None or check.path is None or not record.path:
             return _Hold(settings.allow_tool_override)
         lock = check.read()
@@ -427,6 +431,8 @@ class PluginHost:
         )
         if plugin.plugin_id in self.active:
             return self.active[plugin.plugin_id].outcome
+        # Not held to toolreg.lock: a folder the operator's own config names, with no
+        # RECORD to check it against (docs/lock.md says so).
         from .._discovery.local_plugins import import_local
         from .._policy.admission import check_enabled, environ
 
