@@ -533,3 +533,53 @@ def test_a_pack_frame_far_out_on_the_stack_still_counts(builtin, pack):
     with pytest.raises(PermissionError, match="plugin 'toolreg-gate' may not override"):
         pack.call(_host_helper, reg, 60)
     assert reg.dispatch("terminal", {}) == "host"
+
+
+# -- toolreg.lock: a locked pack writes only the definitions it locked --------------------
+
+
+def _locked(name: str, description: str) -> dict[str, str]:
+    """``locked_tools`` for a tool ``name`` as registered with ``description``."""
+    from toolreg._contract.definition_digest import digest, entry_definition
+
+    scratch = ToolRegistry()
+    scratch.register(name, "pack", schema(name), lambda args: "x", description=description)
+    return {name: digest(entry_definition(scratch.get_entry(name)))}
+
+
+def test_the_gate_withholds_a_locked_packs_drifted_tool_by_every_write_path(builtin, pack):
+    from toolreg._core.gate import DRIFTED, judge
+    from toolreg._core.ownership import Owner
+
+    reg = builtin
+    locked = _locked("gate_tool", "As reviewed.")
+    policy = PluginPolicy("gate_pack", False, "toolreg-gate", locked_tools=locked)
+    scratch = ToolRegistry()
+    scratch.register("gate_tool", "pack", schema("gate_tool"), pack.handler, description="Now.")
+    owner = Owner("toolreg-gate", policy)
+    ruling = judge(scratch.get_entry("gate_tool"), owner, [policy], False, None, None)
+    assert ruling.action is None and not ruling.refuse, "withheld, not refused: the pack loads on"
+    for words in ("'gate_tool'", "'toolreg-gate'", DRIFTED, "`toolreg lock --update toolreg-gate`"):
+        assert words in ruling.reason
+    reg.register_plugin_override_policy(
+        "gate_pack", False, plugin_id="toolreg-gate", locked_tools=locked
+    )
+
+    def spec(name: str, description: str) -> dict:
+        return {**_spec(name, pack.handler), "toolset": "pack", "description": description}
+
+    assert pack.call(reg.register, "gate_tool", "pack", schema("gate_tool"), pack.handler) is None
+    assert pack.call(reg.register_many, [spec("gate_tool", "Changed.")]) == [None]
+    assert pack.call(reg.register_many, [spec("gate_new", "As reviewed.")]) == [None]
+    entry = scratch.get_entry("gate_tool")
+    assert pack.call(reg.replace_toolset, "pack", [entry]) == []
+    with reg.acting_for(PluginPolicy("iso", False, "toolreg-iso", locked_tools=locked)):
+        assert reg.register("gate_tool", "pack", schema("gate_tool"), lambda a: "x") is None
+    assert reg.get_entry("gate_tool") is None
+    reasons = [d.reason for d in reg.decisions() if d.action == "rejected"]
+    assert len(reasons) == 5 and all(DRIFTED in r for r in reasons)
+    assert "the lock has no such tool" in reasons[2]
+    # The definition as locked passes, by each path; a policy without a lock holds nothing.
+    taken = pack.call(reg.register_many, [spec("gate_tool", "As reviewed.")])
+    assert taken[0] is not None and reg.get_owner("gate_tool") == "toolreg-gate"
+    assert PluginPolicy("x", False, "x").locked_tools is None

@@ -24,6 +24,7 @@ def test_report_shape_and_example_packs_without_consent(pack_venv):
         assert set(item) == {
             "id", "distribution", "version", "entry_point", "status", "reason",
             "tools_added", "tools_overridden", "refused", "isolation", "hooks", "hooks_withheld",
+            "drifted",
         }  # fmt: skip
         assert item["isolation"] == "none"
     sqlite = report["toolreg-sqlite"]

@@ -27,6 +27,7 @@ def test_doctor_json_shape(capsys):
         "hook_failures",
         "mcp_servers",
         "caches",
+        "lock",
         "warnings",
         "stuck_calls",
         "permissions",

@@ -11,7 +11,7 @@ import contextvars
 import logging
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import CoroutineType, FrameType, FunctionType
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -129,12 +129,13 @@ class Callers:
         paths: Sequence[str] | None,
         tool_patterns: Sequence[str] | None,
         files: Iterable[str],
+        locked_tools: Mapping[str, str] | None = None,
     ) -> PluginPolicy:
         """Bind a plugin's namespace and files to the operator's decision. Host only."""
         with self._lock:
             self.require_host(f"change plugin policies (namespace {module_namespace!r})")
             return self.policies.bind(
-                module_namespace, allowed, plugin_id, paths, tool_patterns, files
+                module_namespace, allowed, plugin_id, paths, tool_patterns, files, locked_tools
             )
 
     def unbind(self, module_namespace: str) -> None:

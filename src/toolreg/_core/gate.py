@@ -76,6 +76,9 @@ def judge(
         refusal = judge_mcp_claim(name, toolset, alias_of, plugins[0])
         if refusal is not None:
             return refusal
+        drift = judge_locked(entry, plugins)
+        if drift is not None:
+            return drift
     if alias_of is not None:
         return Ruling(
             None,
@@ -108,6 +111,39 @@ def judge(
             refuse=True,
         )
     return _OVERRIDDEN
+
+
+#: In the reason of every pack tool the lock withholds (a report files those as drifted).
+DRIFTED = "drifted from the lock"
+
+
+def judge_locked(entry: ToolEntry, plugins: Sequence[PluginPolicy]) -> Ruling | None:
+    """A pack held to ``toolreg.lock`` may write only the tool definitions it locked.
+
+    Every locked pack whose code is involved holds the write, so a locked pack's
+    code cannot put an unreviewed definition in through another's. Rejected, not
+    refused: the tool is withheld and the pack keeps loading (docs/lock.md).
+    """
+    for policy in plugins:
+        locked = policy.locked_tools
+        if locked is None:
+            continue
+        from .._contract.definition_digest import digest, entry_definition
+
+        pid, name = policy.plugin_id, entry.name
+        expected = locked.get(name)
+        if expected is None:
+            why = "the lock has no such tool for it"
+        elif digest(entry_definition(entry)) != expected:
+            why = "its definition (description, schemas or annotations) differs from the locked one"
+        else:
+            continue
+        return Ruling(
+            None,
+            f"tool {name!r} of plugin {pid!r} {DRIFTED}: {why}; withheld until the "
+            f"operator reviews it and runs `toolreg lock --update {pid}`",
+        )
+    return None
 
 
 def judge_mcp_claim(

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable, Iterable, Sequence
-from types import FrameType, FunctionType
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import FrameType, FunctionType, MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._contract.names import BUILTIN_NAMESPACE
@@ -169,6 +169,7 @@ class PolicyBook:
         paths: Sequence[str] | None = None,
         tool_patterns: Sequence[str] | None = None,
         files: Iterable[str] = (),
+        locked_tools: Mapping[str, str] | None = None,
     ) -> PluginPolicy:
         if not namespace or not all(part.isidentifier() for part in namespace.split(".")):
             raise ValueError(f"Invalid plugin module namespace: {namespace!r}")
@@ -184,6 +185,8 @@ class PolicyBook:
             paths=tuple(map(self._resolve, paths or ())) + found,
             tool_patterns=None if tool_patterns is None else tuple(tool_patterns),
             files=frozenset(map(self._resolve, files)),
+            # A copy the pack cannot reach to change: the gate reads it on each write.
+            locked_tools=None if locked_tools is None else MappingProxyType(dict(locked_tools)),
         )
         self._replace({namespace: policy})
         located = policy.paths or policy.files or paths is not None

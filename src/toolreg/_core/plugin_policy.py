@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -25,6 +26,10 @@ class PluginPolicy:
     tool_patterns: tuple[str, ...] | None = None
     #: The exact files the plugin's distribution installed (real paths).
     files: frozenset[str] = field(default=frozenset(), compare=False)
+    #: The tools ``toolreg.lock`` holds the pack to: name -> definition digest. None:
+    #: the pack is not held to a lock (none in use, a pack loaded unlocked, or one
+    #: whose change the operator let load with ``on_change = "warn"``).
+    locked_tools: Mapping[str, str] | None = field(default=None, compare=False)
 
     @property
     def config_key(self) -> str:

@@ -13,7 +13,9 @@ import logging
 import sys
 import threading
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from .._core.plugin_policy import PluginPolicy
@@ -69,8 +71,21 @@ class IsolatedPacks:
         """One dict per running pack: state, tools, restarts so far, last error."""
         return [link.status() for link, _ in self._links.values()]
 
-    def start(self, plugin_id: str, source: PackRecord | LocalPlugin, config: Config) -> Started:
-        """Start the pack's process and register what it lists; wait until it has."""
+    def start(
+        self,
+        plugin_id: str,
+        source: PackRecord | LocalPlugin,
+        config: Config,
+        *,
+        allowed: bool | None = None,
+        locked_tools: Mapping[str, str] | None = None,
+    ) -> Started:
+        """Start the pack's process and register what it lists; wait until it has.
+
+        ``allowed`` is its override consent as the loader worked it out (the config's,
+        capped by ``toolreg.lock``; None: the config's); ``locked_tools`` the tool
+        definitions the lock holds its writes to (``PluginPolicy.locked_tools``).
+        """
         hide_host_from_children()
         loop, thread = self._event_loop()
         settings = config.plugins.entry(plugin_id)
@@ -95,9 +110,10 @@ class IsolatedPacks:
         )
         gate = PluginPolicy(
             namespace=PLACEHOLDER_NAMESPACE,
-            allowed=settings.allow_tool_override,
+            allowed=settings.allow_tool_override if allowed is None else allowed,
             plugin_id=plugin_id,
             tool_patterns=settings.tools,
+            locked_tools=None if locked_tools is None else MappingProxyType(dict(locked_tools)),
         )
         link = IsolatedLink(
             server, self.registry, self.policy, loop, thread, gate=gate, toolsets=config.toolsets

@@ -7,10 +7,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._core.gate import DRIFTED
+
 if TYPE_CHECKING:
     from .._core.decisions import Decision
 
-Status = Literal["loaded", "disabled", "incompatible", "refused", "failed"]
+#: ``changed``, ``tampered`` and ``new``: held back by ``toolreg.lock`` (docs/lock.md).
+Status = Literal[
+    "loaded", "disabled", "incompatible", "refused", "failed", "changed", "tampered", "new"
+]
 
 
 @dataclass
@@ -32,6 +37,9 @@ class PluginOutcome:
     hooks: list[str] = field(default_factory=list)
     #: Dispatch hooks it implements that the operator's ``hooks`` list keeps from running.
     hooks_withheld: list[str] = field(default_factory=list)
+    #: Its tools ``toolreg.lock`` withheld (not locked, or their definition differs):
+    #: ``{"tool", "reason"}`` each.
+    drifted: list[dict[str, str]] = field(default_factory=list)
     #: The exception that stopped the plugin, with its traceback text, for --verbose.
     error: BaseException | None = field(default=None, repr=False, compare=False)
     traceback: str = field(default="", repr=False, compare=False)
@@ -50,6 +58,7 @@ class PluginOutcome:
             "isolation": self.isolation,
             "hooks": list(self.hooks),
             "hooks_withheld": list(self.hooks_withheld),
+            "drifted": [dict(item) for item in self.drifted],
         }
 
 
@@ -118,11 +127,13 @@ def failed(outcome: PluginOutcome, exc: BaseException) -> PluginOutcome:
 
 
 def warned(outcome: PluginOutcome, warning: str) -> None:
-    """Log a warning about a plugin that still loads; its reason shows it until a refusal's does."""
+    """Log a warning about a plugin that still loads; its reason shows it until a refusal's
+    does (after an earlier warning, both)."""
     import logging
 
     logging.getLogger("toolreg.plugins").warning("Plugin %s %s", outcome.id, warning)
-    outcome.reason = f"warning: {warning}"
+    earlier = outcome.reason if outcome.reason.startswith("warning: ") else ""
+    outcome.reason = f"{earlier}; warning: {warning}" if earlier else f"warning: {warning}"
 
 
 def summarise(outcome: PluginOutcome, decisions: Iterable[Decision]) -> None:
@@ -136,6 +147,7 @@ def summarise(outcome: PluginOutcome, decisions: Iterable[Decision]) -> None:
             outcome.tools_added.append(decision.tool)
             outcome.tools_overridden.append(decision.tool)
         elif decision.action == "rejected":
-            outcome.refused.append({"tool": decision.tool, "reason": decision.reason})
+            rejected = {"tool": decision.tool, "reason": decision.reason}
+            (outcome.drifted if DRIFTED in decision.reason else outcome.refused).append(rejected)
     outcome.tools_added = sorted(set(outcome.tools_added))
     outcome.tools_overridden = sorted(set(outcome.tools_overridden))

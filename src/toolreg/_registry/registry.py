@@ -289,14 +289,19 @@ class ToolRegistry:
         paths: Sequence[str] | None = None,
         tool_patterns: Sequence[str] | None = None,
         files: Iterable[str] = (),
+        locked_tools: Mapping[str, str] | None = None,
     ) -> PluginPolicy:
         """Bind a plugin's module namespace and code to the operator's override decision.
 
         ``files`` are the exact files its distribution installed; ``paths`` the
-        directories holding its code (found from the namespace when None). Only
-        host code may call this, so a pack cannot grant itself consent.
+        directories holding its code (found from the namespace when None).
+        ``locked_tools`` (tool name -> definition digest, from ``toolreg.lock``)
+        holds the pack's writes to those definitions; None: not held. Only host
+        code may call this, so a pack cannot grant itself consent.
         """
-        return self._callers.bind(module_namespace, allowed, plugin_id, paths, tool_patterns, files)
+        return self._callers.bind(
+            module_namespace, allowed, plugin_id, paths, tool_patterns, files, locked_tools
+        )
 
     def get_plugin_policy(self, module_namespace: str) -> PluginPolicy | None:
         """The policy bound for ``module_namespace``, or None."""

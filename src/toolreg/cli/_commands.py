@@ -512,17 +512,33 @@ def doctor_report() -> dict[str, Any]:
         "plugin_failures": [
             o.to_dict()
             for o in (state.report or [])
-            if o.status in ("failed", "refused", "incompatible")
+            if o.status in ("failed", "refused", "incompatible", "changed", "tampered", "new")
         ],
         "hook_failures": [f.to_dict() for f in _hook_failures()],
         "mcp_servers": _mcp_servers(),
         "caches": get_cache_problems(),
+        "lock": lock_status(),
         "warnings": workspace_warnings(),
         # Calls abandoned at their deadline and still running, per worker pool.
         "stuck_calls": worker_stats(),
         # The operator's rules and the calls each decided in this process.
         "permissions": registry.permission_counts(),
     }
+
+
+def lock_status() -> dict[str, Any]:
+    """The lock file this config points at; whether it is in use, and lock files ignored."""
+    from .._policy.lock_file import lock_problems, read_lock
+
+    path = state.config.lock.path if state.config is not None else None
+    status: dict[str, Any] = {"file": path, "in_use": False, "error": ""}
+    if path is not None:
+        try:
+            status["in_use"] = read_lock(path) is not None
+        except ConfigError as exc:  # every pack was held back for it: say why
+            status["error"] = str(exc)
+    status["problems"] = lock_problems()
+    return status
 
 
 def workspace_warnings() -> list[str]:
@@ -575,6 +591,10 @@ def plugin_table(report: PluginReport, width: int | None = None) -> str:
     if refused:
         text += "\n\nRefused registrations and actions:\n"
         text += "\n".join(f"  {pid}: {r['tool'] or '-'}: {r['reason']}" for pid, r in refused)
+    drifted = [(o.id, r) for o in report for r in o.drifted]
+    if drifted:
+        text += "\n\nTools withheld, drifted from the lock:\n"
+        text += "\n".join(f"  {pid}: {r['tool']}: {r['reason']}" for pid, r in drifted)
     return text
 
 

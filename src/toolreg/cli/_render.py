@@ -206,7 +206,14 @@ def doctor_report(report: dict[str, Any], width: int | None = None) -> str:
     stuck = {pool: s for pool, s in report.get("stuck_calls", {}).items() if s["stuck"]}
     caches = report.get("caches", [])
     warnings = report.get("warnings", [])
-    problems = (failures, unavailable, rejected, plugins, hooks, mcp, caches, warnings, stuck)
+    lock = report.get("lock") or {}
+    locks = [*lock.get("problems", [])]
+    if lock.get("error"):
+        locks.append({"file": lock["file"], "rule": "unreadable", "reason": lock["error"]})
+    problems = (failures, unavailable, rejected, plugins, hooks, mcp, caches, locks, warnings)
+    problems += (stuck,)
+    if lock.get("in_use"):
+        lines.append(f"Lock file in use: {lock['file']}")
     fitted: set[str] = set()
     if not any(problems):
         lines.append("No problems found.")
@@ -247,6 +254,17 @@ def doctor_report(report: dict[str, Any], width: int | None = None) -> str:
     if caches:
         lines += ["", f"Caches not trusted, rescanned instead ({len(caches)}):"]
         lines += [f"  {c['cache']} {c['file']} [{c['rule']}]: {c['reason']}" for c in caches]
+    if locks:
+        lines += ["", f"Lock files not used ({len(locks)}):"]
+        lines += [
+            f"  {c['file']} [{c['rule']}]: {c['reason']}; "
+            + (
+                "packs are held back until it is fixed"
+                if c["rule"] == "unreadable"
+                else "ignored: packs and MCP tools load unlocked"
+            )
+            for c in locks
+        ]
     if warnings:
         lines += ["", f"Warnings ({len(warnings)}):"]
         lines += [f"  {w}" for w in warnings]
