@@ -105,7 +105,7 @@ def test_a_tool_gone_while_one_with_its_schema_appears_is_a_possible_rename():
     text = changes_text(changes)
     assert "  possible rename: lookup -> find (the same input schema)" in text
     # Shown against the tool it may have been: only the name differs, and no field shows it.
-    assert "description" not in server.tools.diffs["find"]
+    assert server.tools.diffs["find"] == "(the locked definition of 'lookup', under a new name)\n"
 
 
 def test_an_annotation_flip_shows_in_the_diff():

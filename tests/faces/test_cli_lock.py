@@ -209,24 +209,30 @@ def test_an_unreachable_server_keeps_its_locked_tools_and_fails_the_check(capsys
 CONSENT = "\n[plugins.entries.toolreg-sandbox]\nallow_tool_override = true\n"
 
 
-def venv_lock(venv, config: Path, *args: str):
-    return venv.run("--config", str(config), "lock", *args, TOOLREG_PLUGINS=EXAMPLES)
+#: The example packs whose folders hold their own files alone: in the pack venv the
+#: hostile toolreg-nested installs toolreg_sqlite/nested.py, which toolreg-sqlite's
+#: RECORD does not list (the first test shows what that does).
+CLEAN = "toolreg-sandbox,toolreg-audit"
+
+
+def venv_lock(venv, config: Path, *args: str, packs: str = CLEAN):
+    return venv.run("--config", str(config), "lock", *args, TOOLREG_PLUGINS=packs)
 
 
 def test_lock_holds_the_example_packs_real_tools_versions_and_records(pack_venv, tmp_path):
     setup = Setup(tmp_path, str(pack_venv.python), CONSENT)
     done = venv_lock(pack_venv, setup.config)
     assert done.returncode == 0, done.stderr
-    summary = r"locked 3 packs \(\d+ tools\) and 1 MCP server \(1 tool\) in "
+    summary = r"locked 2 packs \(\d+ tools?\) and 1 MCP server \(1 tool\) in "
     assert re.fullmatch(summary + re.escape(str(setup.lock)) + "\n", done.stdout)
     # The hostile packs TOOLREG_PLUGINS leaves out did not load, and are said not to be locked.
     assert "toolreg: note: not locked, as they did not load: " in done.stderr
     assert "; toolreg-broken (disabled: not listed in TOOLREG_PLUGINS); " in done.stderr
     locked = read_lock(setup.lock)
     assert locked is not None
-    assert set(locked.packs) == {"toolreg-sqlite", "toolreg-sandbox", "toolreg-audit"}
+    assert set(locked.packs) == {"toolreg-sandbox", "toolreg-audit"}
 
-    listed = tools(pack_venv, EXAMPLES, setup.config)
+    listed = tools(pack_venv, CLEAN, setup.config)
     installed = pack_venv.python_json(
         """
         import json
@@ -246,13 +252,29 @@ def test_lock_holds_the_example_packs_real_tools_versions_and_records(pack_venv,
         for name, held in pack.tools.items():
             assert held.shown["description"] == listed[name]["description"]
             assert held.digest == digest(held.definition())
-    assert len(locked.packs["toolreg-sqlite"].tools) >= 3
     assert locked.packs["toolreg-sandbox"].override is True
-    assert locked.packs["toolreg-sqlite"].override is False
-    assert "terminal" in locked.packs["toolreg-sandbox"].tools
+    assert locked.packs["toolreg-audit"].override is False
+    assert set(locked.packs["toolreg-sandbox"].tools) == {"terminal"}
     audit = locked.packs["toolreg-audit"]
     assert audit.hooks and all(h.startswith("toolreg_") for h in audit.hooks)
     assert venv_lock(pack_venv, setup.config, "--check").returncode == 0
+
+    # toolreg-sqlite's folder holds a module another distribution installed: its files
+    # are not the ones its RECORD lists, so it is neither run nor locked, and fails --check.
+    done = venv_lock(pack_venv, setup.config, packs=EXAMPLES)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "toolreg: warning: pack toolreg-sqlite was not loaded: its installed files do not match "
+        "its RECORD (toolreg_sqlite/nested.py: added (the RECORD does not list it)); "
+        "it is not locked; reinstall it"
+    ) in done.stderr
+    assert set(read_lock(setup.lock).packs) == {"toolreg-sandbox", "toolreg-audit"}
+    done = venv_lock(pack_venv, setup.config, "--check", packs=EXAMPLES)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "pack toolreg-sqlite: tampered",
+        "  toolreg_sqlite/nested.py: added (the RECORD does not list it)",
+    ]
 
 
 def test_a_pack_edited_in_the_lock_fails_the_check_and_update_names_typos(pack_venv, tmp_path):
@@ -260,31 +282,71 @@ def test_a_pack_edited_in_the_lock_fails_the_check_and_update_names_typos(pack_v
     assert venv_lock(pack_venv, setup.config).returncode == 0
     locked = read_lock(setup.lock)
     assert locked is not None
-    sqlite = locked.packs["toolreg-sqlite"]
-    name = sorted(sqlite.tools)[0]
+    sqlite = locked.packs["toolreg-sandbox"]
+    name = "terminal"
     text = setup.lock.read_text()
     # The lock as it was for an older release: another version, and one tool's digest.
-    head, at, tail = text.partition("[packs.toolreg-sqlite]")
+    head, at, tail = text.partition("[packs.toolreg-sandbox]")
     tail = tail.replace(f'version = "{sqlite.version}"', 'version = "0.0.1"', 1)
     text = head + at + tail.replace(sqlite.tools[name].digest, "sha256:" + "0" * 64, 1)
     setup.lock.write_text(text)
 
     done = venv_lock(pack_venv, setup.config, "--check")
     assert done.returncode == 1, done.stderr
-    assert "pack toolreg-sqlite: changed" in done.stdout
+    assert "pack toolreg-sandbox: changed" in done.stdout
     assert f"  version 0.0.1 -> {sqlite.version}" in done.stdout
     assert f"  tool {name} (changed definition):" in done.stdout
     assert "was the lock edited?" in done.stdout
     assert "toolreg-audit" not in done.stdout and "mcp server" not in done.stdout
 
-    done = venv_lock(pack_venv, setup.config, "--update", "toolreg-sqlit")
+    done = venv_lock(pack_venv, setup.config, "--update", "toolreg-sandbx")
     assert done.returncode == 2
-    assert "no pack 'toolreg-sqlit' installed or in the lock; did you mean 'toolreg-sqlite'?" in (
+    assert "no pack 'toolreg-sandbx' installed or in the lock; did you mean 'toolreg-sandbox'?" in (
         done.stderr
     )
-    done = venv_lock(pack_venv, setup.config, "--update", "toolreg-sqlite")
+    done = venv_lock(pack_venv, setup.config, "--update", "toolreg-sandbox")
     assert done.returncode == 0, done.stderr
     assert f"  version 0.0.1 -> {sqlite.version}" in done.stdout
-    assert done.stdout.splitlines()[-1] == f"updated {setup.lock}: pack toolreg-sqlite (changed)"
+    assert done.stdout.splitlines()[-1] == f"updated {setup.lock}: pack toolreg-sandbox (changed)"
     assert read_lock(setup.lock) == locked
     assert venv_lock(pack_venv, setup.config, "--check").returncode == 0
+
+
+def test_a_modified_installed_file_is_tampered_not_run_and_fails_the_check(
+    pack_venv_to_change, tmp_path
+):
+    venv = pack_venv_to_change
+    setup = Setup(tmp_path, str(venv.python), CONSENT)
+    assert venv_lock(venv, setup.config).returncode == 0
+    locked = read_lock(setup.lock)
+    assert locked is not None
+    dist_info = venv.python_json(
+        """
+        import json
+        from toolreg._discovery.entrypoints import find_packs
+        print(json.dumps({p.plugin_id: p.path for p in find_packs()}))
+        """
+    )["toolreg-sandbox"]
+    module = next(p for p in sorted(locked.packs["toolreg-sandbox"].files) if p.endswith(".py"))
+    target = Path(dist_info).parent / module
+    original = target.read_bytes()
+    ran = tmp_path / "ran"
+    try:
+        # The pack as someone rewrote it after install: it would leave a mark if it ran.
+        target.write_bytes(original + f"\nopen({str(ran)!r}, 'w').close()\n".encode())
+        done = venv_lock(venv, setup.config, "--check")
+        assert done.returncode == 1, done.stderr
+        assert done.stdout.splitlines()[:2] == [
+            "pack toolreg-sandbox: tampered",
+            f"  {module}: modified (its content no longer matches its RECORD hash)",
+        ]
+        done = venv_lock(venv, setup.config, "--update")
+        assert done.returncode == 0, done.stderr
+        assert "pack toolreg-sandbox was not loaded: its installed files do not match" in (
+            done.stderr
+        )
+        assert not ran.exists()  # toolreg lock did not run it
+        assert read_lock(setup.lock) == locked  # nor accepted it: its locked entry stays
+    finally:
+        target.write_bytes(original)
+    assert venv_lock(venv, setup.config, "--check").returncode == 0

@@ -270,7 +270,9 @@ def tool_changes(
         # A possible rename is shown against the tool it may have been.
         base = old if old is not None else locked.get(renames.get(name, ""))
         text = definition_diff(base, new.definition(), f"{label} {name}")
-        if not text and old is not None:  # the digests differ, the shown fields do not
+        if not text and old is None and base is not None:
+            text = f"(the locked definition of {renames[name]!r}, under a new name)\n"
+        elif not text and old is not None:  # the digests differ, the shown fields do not
             text = (
                 f"(its shown fields match the lock's, its digest does not: "
                 f"{old.digest} locked, {new.digest} now; was the lock edited?)\n"

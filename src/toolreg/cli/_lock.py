@@ -63,6 +63,9 @@ class Current(NamedTuple):
     skipped_packs: dict[str, str]
     #: Server name -> why its tools were not listed (its locked entry, if any, stays).
     unlisted_servers: dict[str, str]
+    #: Pack id -> each installed file that no longer matches its RECORD (not loaded, not
+    #: locked: its locked entry, if any, stays).
+    tampered: dict[str, list[str]]
     #: Every installed pack's id and every configured server's name, for did-you-mean.
     installed: set[str]
     configured: set[str]
@@ -152,6 +155,7 @@ def _write_all(args: argparse.Namespace, config: Config, path: str) -> int:
         )
     _note_skipped(current)
     _note_unlisted(current, previous)
+    _warn_tampered(current)
     return EXIT_OK
 
 
@@ -164,16 +168,27 @@ def _check(args: argparse.Namespace, config: Config, path: str) -> int:
     unchecked = {
         name: why for name, why in current.unlisted_servers.items() if name in lock.servers
     }
+    tampered = current.tampered
     if args.json:
-        _print_json({"lock": path, "changes": changes.to_dict(), "unchecked_servers": unchecked})
-    elif changes:
-        print(changes_text(changes))
-    elif not unchecked:
-        print(f"no differences from the lock at {path}")
+        _print_json(
+            {
+                "lock": path,
+                "changes": changes.to_dict(),
+                "tampered": tampered,
+                "unchecked_servers": unchecked,
+            }
+        )
+    else:
+        if tampered:
+            print(_tampered_text(tampered))
+        if changes:
+            print(changes_text(changes))
+        if not (changes or unchecked or tampered):
+            print(f"no differences from the lock at {path}")
     for name, why in sorted(unchecked.items()):
         _warn(f"MCP server {_safe(name)} was not checked: {_safe(why)}")
     _note_skipped(current)
-    return EXIT_FAILURE if changes or unchecked else EXIT_OK
+    return EXIT_FAILURE if changes or unchecked or tampered else EXIT_OK
 
 
 def _update(args: argparse.Namespace, config: Config, path: str) -> int:
@@ -205,6 +220,7 @@ def _update(args: argparse.Namespace, config: Config, path: str) -> int:
             f"({_safe(current.unlisted_servers[name])}); its locked tools are kept"
         )
     _note_skipped(current, only=packs)
+    _warn_tampered(current, only=packs)
     return EXIT_OK
 
 
@@ -253,16 +269,29 @@ def gather(config: Config, args: argparse.Namespace, previous: Lock | None) -> C
     from .._loaders.stdout_guard import stdout_to_stderr
     from ._logs import quiet_loading
 
-    unlocked = config._replace(lock=config.lock._replace(path=None))
+    installed = {pack.plugin_id: pack for pack in find_packs()}
+    # Checked before anything loads: code that is not what its RECORD says is neither run
+    # nor locked, here as on every load under a lock.
+    from .._policy.admission import check_enabled
+
+    enabled = [
+        p for p in installed.values() if check_enabled(p.plugin_id, config, os.environ) is None
+    ]
+    tampered = _tampered(enabled)
+    plugins = config.plugins._replace(disabled=(*config.plugins.disabled, *tampered))
+    unlocked = config._replace(lock=config.lock._replace(path=None), plugins=plugins)
     with stdout_to_stderr(), quiet_loading(getattr(args, "verbose", False)):
         discover_builtin_tools()
         report = load_plugins(unlocked)
-    installed = {pack.plugin_id: pack for pack in find_packs()}
     packs, skipped = {}, {}
     for outcome in report:
         record = installed.get(outcome.id)
         if record is None:
             continue  # a local folder plugin: there is no RECORD to hold it to
+        if outcome.id in tampered:
+            if previous is not None and outcome.id in previous.packs:
+                packs[outcome.id] = previous.packs[outcome.id]
+            continue
         if outcome.status != "loaded":
             skipped[outcome.id] = outcome.status + (f": {outcome.reason}" if outcome.reason else "")
             continue
@@ -276,9 +305,26 @@ def gather(config: Config, args: argparse.Namespace, previous: Lock | None) -> C
         Lock(config.lock.path or "", packs, servers),
         skipped,
         unlisted,
+        tampered,
         set(installed),
         set(config.mcp.servers),
     )
+
+
+def _tampered(packs: Any) -> dict[str, list[str]]:
+    """Each of these packs whose installed files differ from its RECORD, with what differs."""
+    from .._discovery.file_hashes import FileHashes
+    from .._discovery.record_check import read_record, tampered
+
+    hashes = FileHashes()
+    found = {}
+    for pack in packs:
+        record = read_record(pack.path)
+        problems = tampered(record, hashes) if record is not None else []
+        if problems:
+            found[pack.plugin_id] = problems
+    hashes.save()
+    return found
 
 
 def _locked_pack(config: Config, outcome: Any, record: Any, registry: Any) -> LockedPack | None:
@@ -380,6 +426,27 @@ def _note_unlisted(current: Current, previous: Lock | None) -> None:
         kept = previous is not None and name in previous.servers
         then = "its locked tools are kept as they were" if kept else "it is not locked"
         (_warn if kept else _note)(f"MCP server {_safe(name)} not listed: {_safe(why)}; {then}")
+
+
+def _tampered_text(tampered: dict[str, list[str]]) -> str:
+    lines = []
+    for pack_id, problems in sorted(tampered.items()):
+        lines.append(f"pack {_safe(pack_id)}: tampered")
+        lines.extend(f"  {_safe(problem)}" for problem in problems)
+    return "\n".join(lines)
+
+
+def _warn_tampered(current: Current, only: set[str] | None = None) -> None:
+    for pack_id, problems in sorted(current.tampered.items()):
+        if only is not None and pack_id not in only:
+            continue
+        kept = pack_id in current.lock.packs
+        _warn(
+            f"pack {_safe(pack_id)} was not loaded: its installed files do not match its "
+            f"RECORD ({_safe('; '.join(problems[:3]))}{'; ...' if len(problems) > 3 else ''}); "
+            + ("its locked entry is kept" if kept else "it is not locked")
+            + "; reinstall it"
+        )
 
 
 def _what(changes: LockChanges) -> str:
