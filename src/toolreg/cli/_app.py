@@ -245,6 +245,12 @@ def _add_uninstall(sub: argparse._SubParsersAction, verbose: argparse.ArgumentPa
     add_uninstall_parser(sub, verbose)
 
 
+def _add_lock(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
+    from ._lock import add_lock_parser
+
+    add_lock_parser(sub, verbose)
+
+
 def _add_completion(sub: argparse._SubParsersAction, verbose: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "completion",
@@ -279,6 +285,7 @@ _SUBPARSERS: dict[str, Callable[[argparse._SubParsersAction, argparse.ArgumentPa
     "doctor": _add_doctor,
     "plugins": _add_plugins,
     "config": _add_config,
+    "lock": _add_lock,
     "serve": _add_serve,
     "install": _add_install,
     "uninstall": _add_uninstall,
@@ -357,6 +364,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("._config_check", "cmd_config_check"),
     # loads the tools itself, with stdout guarded for stdio
     "serve": ("._serve", "cmd_serve"),
+    # loads packs and connects MCP servers itself, with the lock's enforcement off
+    "lock": ("._lock", "cmd_lock"),
     "install": ("._pip_commands", "cmd_install"),
     "uninstall": ("._pip_commands", "cmd_uninstall"),
     "docs": ("._docs", "cmd_docs"),  # prints a shipped page; loads no tools
