@@ -31,6 +31,8 @@ ISOLATION_MODES = ("none", "process")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LOCAL_PREFIX = "local:"
 LOCAL_CONFIG_NAME = "toolreg.toml"
+#: The lock's file name (docs/lock.md), beside the config file.
+LOCK_NAME = "toolreg.lock"
 #: Every toolreg hook's name starts with it; config may leave it out.
 HOOK_PREFIX = "toolreg_"
 #: The default of every mapping field: read-only, so one can serve every record.
@@ -243,8 +245,6 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """
     source = find_config(path)
     if source is None:
-        from .lock_file import LOCK_NAME
-
         return Config(lock=LockConfig(path=os.path.join(_user_config_folder(), LOCK_NAME)))
     try:
         text = source.read_text(encoding="utf-8")
@@ -318,8 +318,6 @@ def _lock(reader: Reader, data: dict[str, Any]) -> LockConfig:
     if written:
         path: str | None = os.path.join(base, written) if base is not None else written
     elif base is not None:
-        from .lock_file import LOCK_NAME
-
         path = os.path.join(base, LOCK_NAME)
     else:
         path = None

@@ -23,12 +23,11 @@ from typing import Any, NamedTuple
 
 from .._contract.definition_digest import FIELDS, Definition
 from .._contract.file_trust import untrusted
+from .config import LOCK_NAME as LOCK_NAME
 from .config_reader import ConfigError, kind_of
 
 logger = logging.getLogger("toolreg.lock")
 
-#: The lock's file name, beside the operator config.
-LOCK_NAME = "toolreg.lock"
 #: The lock format this toolreg reads and writes.
 FORMAT = 1
 #: The fields of a definition the lock keeps as JSON text (the rest are strings).
