@@ -34,6 +34,7 @@ from toolreg._policy.lock_file import (  # noqa: E402
     shown,
     write_lock,
 )
+from toolreg.cli._render import doctor_report  # noqa: E402
 
 SCRIPT = "file_tools_server.py"
 PATH_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -228,6 +229,17 @@ def test_a_rename_is_withheld_as_new_and_named_a_possible_rename(run: Run) -> No
         "reason": "it is in the lock but no longer listed: possible rename to 'find'",
     }
     assert any("'find'" in r and "possible rename of 'search'" in r for r in run.rejections())
+    # doctor says so, and names the server the lock does not.
+    report = {"summary": {"tools": 0, "available": 0}, "import_failures": [], "unavailable": []}
+    report |= {"rejected": [], "mcp_servers": [run.status("free"), run.status("locked")]}
+    text = doctor_report(report).splitlines()
+    assert "MCP servers and toolreg.lock (3):" in text
+    assert "  free: unlocked: the lock does not name it; its tools load unchecked" in text
+    assert (
+        "  locked: new tool 'find', withheld: it is not in the lock: possible rename of "
+        "'search', a locked tool no longer listed, whose input schema it has"
+    ) in text
+    assert any(line.startswith("  locked: gone tool 'search':") for line in text)
 
 
 def test_a_hand_edited_digest_withholds_that_tool(tmp_path: Path, reviewed: LockedServer) -> None:
