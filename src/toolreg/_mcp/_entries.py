@@ -138,7 +138,9 @@ def _entry(
     tool: dict[str, Any],
     check: Callable[[], Any],
 ) -> ToolEntry:
-    text = description(link.name, tool)
+    # A locked server's tools say only what the lock holds (see convert.description).
+    locked = link.lock is not None and link.lock.locked is not None
+    text = description(link.name, tool, title=not locked)
     schema = {"name": name, "description": text, "parameters": parameters(tool)}
     output, problem = output_schema(name, tool)
     if problem:

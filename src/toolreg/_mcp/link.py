@@ -80,6 +80,7 @@ class ServerLink:
         #: Server tool name -> how its last listing differs from the lock.
         self.lock_issues: dict[str, LockIssue] = {}
         self._lock_warned: set[tuple[str, str]] = set()
+        self._held: dict[str, str] = {}
         self.name = config.name
         self.toolset = toolset_name(config.name)
         self.registry = registry
@@ -252,7 +253,7 @@ class ServerLink:
         kept = [tool for tools in by_name.values() for tool in tools]
         issues = check_listing(lock, kept, (t.get("name") for t in listing))
         self.lock_issues = issues
-        held = {}
+        held: dict[str, str] = {}
         for name, issue in issues.items():
             if issue.status == "gone":
                 continue
@@ -261,6 +262,9 @@ class ServerLink:
             elif (name, issue.digest) not in self._lock_warned:  # once per definition
                 self._lock_warned.add((name, issue.digest))
                 logger.warning("MCP server %s: %s", self.name, issue.warning(self.name, lock))
+        # A tool offered again is warned of afresh if it is withheld again.
+        self._rejections.difference_update(set(self._held.values()) - set(held.values()))
+        self._held = held
         return held
 
     def mark_lost(self) -> None:
