@@ -14,6 +14,8 @@ import copy
 import json
 import logging
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,8 +26,9 @@ pytest.importorskip("mcp")
 
 from test_mcp_client import FAST, stdio_server, wait_for  # noqa: E402
 
-from toolreg import ToolRegistry, parse_config, start_mcp, stop_mcp  # noqa: E402
+from toolreg import ToolRegistry, load_config, parse_config, start_mcp, stop_mcp  # noqa: E402
 from toolreg._contract.definition_digest import digest, mcp_definition  # noqa: E402
+from toolreg._mcp.lock_check import ServerLock, check_listing  # noqa: E402
 from toolreg._mcp.manager import McpManager  # noqa: E402
 from toolreg._policy.lock_file import (  # noqa: E402
     Lock,
@@ -278,6 +281,46 @@ def test_a_locked_server_shows_no_title_the_lock_does_not_hold(run: Run) -> None
     assert run.issues() == {}
 
 
+def test_the_lock_beside_the_operator_config_holds_for_the_command_line(
+    tmp_path: Path, reviewed: LockedServer
+) -> None:
+    made = Run(tmp_path, reviewed)  # writes toolreg.lock into tmp_path
+    tool(made.tools, "read_file")["description"] = "Changed."
+    made.write_tools()
+    config = tmp_path / "toolreg.toml"
+    config.write_text(
+        stdio_server("locked", SCRIPT, str(made.tools_file))
+        + stdio_server("free", SCRIPT, str(made.tools_file)),
+        encoding="utf-8",
+    )
+    assert load_config(config).lock.path == str(made.lock_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLREG_")}
+    env |= {"TOOLREG_PLUGINS": "", "TOOLREG_CACHE_DIR": str(tmp_path / "cache")}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+
+    def toolreg(*argv: str) -> Any:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolreg", "--config", str(config), *argv],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.stdout, done.stderr
+        return json.loads(done.stdout)
+
+    listed = {t["name"] for t in toolreg("list", "--mcp", "--json")}
+    assert {"mcp__free__read_file", "mcp__locked__write_file"} <= listed
+    assert "mcp__locked__read_file" not in listed
+    servers = {s["name"]: s for s in toolreg("doctor", "--json")["mcp_servers"]}
+    assert (servers["locked"]["lock"], servers["free"]["lock"]) == ("locked", "unlocked")
+    assert [(i["tool"], i["status"], i["withheld"]) for i in servers["locked"]["lock_issues"]] == [
+        ("read_file", "drifted", True)
+    ]
+
+
 # -- on refresh --------------------------------------------------------------------------
 
 
@@ -408,3 +451,17 @@ def test_odd_names_and_huge_descriptions_are_checked_not_crashed(run: Run) -> No
         "mcp__locked__search",
         "mcp__locked__titled",
     ]
+
+
+def test_a_definition_that_cannot_be_digested_is_withheld_as_drifted(
+    reviewed: LockedServer,
+) -> None:
+    # Nested past the JSON encoder's depth: the check fails closed, it does not raise.
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(5000):
+        node["x"] = node = {}
+    listed = [{**tool(BASE, "search"), "inputSchema": deep}]
+    issues = check_listing(ServerLock(reviewed), listed, ["search"])
+    assert issues["search"].status == "drifted"
+    assert issues["search"].detail == "its definition cannot be digested (RecursionError)"
