@@ -1,15 +1,16 @@
 """A server's tool listing → the registry entries that replace its toolset.
 
 Every tool that cannot be registered is skipped with a reason, never the whole
-listing: a name two of the server's tools share once sanitised, a name a tool
-of another server maps to as well (``claims``), a name another toolset already
-owns, a schema the registry refuses.
+listing: a tool ``toolreg.lock`` withholds (``lock_check``), a name two of the
+server's tools share once sanitised, a name a tool of another server maps to as
+well (``claims``), a name another toolset already owns, a schema the registry
+refuses.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._contract.entry import ToolEntry
@@ -74,11 +75,13 @@ def build_entries(
     by_name: dict[str, list[dict[str, Any]]],
     check: Callable[[], Any],
     contested: dict[str, list[tuple[str, str]]],
+    held: Mapping[str, str] | None = None,
 ) -> tuple[list[ToolEntry], list[tuple[ToolEntry, str]]]:
     """(entries to publish, [(skipped entry, reason)]) for ``named_tools``' result.
 
     ``contested`` holds the names other servers' tools map to as well, with
-    those (server, tool) pairs: such a name goes to neither server.
+    those (server, tool) pairs: such a name goes to neither server. ``held``
+    holds the tools the lock withholds (by the server's names), with the reason.
     """
     entries: list[ToolEntry] = []
     rejected: list[tuple[ToolEntry, str]] = []
@@ -90,7 +93,7 @@ def build_entries(
                 f"sanitises to {name!r}, which the server's tool {winner['name']!r} has"
             )
             rejected.append((_entry(link, name, loser, check), reason))
-        refusal = _refusal(link, name, winner, contested.get(name))
+        refusal = _refusal(link, name, winner, contested.get(name), held)
         if refusal is None:
             try:
                 check_registration(entry.name, entry.toolset, entry.schema, entry.handler)
@@ -104,9 +107,18 @@ def build_entries(
 
 
 def _refusal(
-    link: ServerLink, name: str, tool: dict[str, Any], rivals: list[tuple[str, str]] | None
+    link: ServerLink,
+    name: str,
+    tool: dict[str, Any],
+    rivals: list[tuple[str, str]] | None,
+    held: Mapping[str, str] | None = None,
 ) -> str | None:
-    """Why ``tool`` may not have ``name``: a rival server's tool, or another toolset, has it."""
+    """Why ``tool`` may not have ``name``: the lock withholds it, or a rival server's
+    tool, or another toolset, has the name."""
+    if held:
+        reason = held.get(tool["name"])
+        if reason is not None:
+            return reason
     skipped = f"MCP tool {tool['name']!r} of server {link.name!r} is skipped"
     if rivals:
         others = ", ".join(f"tool {t!r} of server {s!r}" for s, t in rivals)
@@ -126,7 +138,9 @@ def _entry(
     tool: dict[str, Any],
     check: Callable[[], Any],
 ) -> ToolEntry:
-    text = description(link.name, tool)
+    # A locked server's tools say only what the lock holds (see convert.description).
+    locked = link.lock is not None and link.lock.locked is not None
+    text = description(link.name, tool, title=not locked)
     schema = {"name": name, "description": text, "parameters": parameters(tool)}
     output, problem = output_schema(name, tool)
     if problem:

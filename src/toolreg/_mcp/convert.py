@@ -21,9 +21,13 @@ _MEDIA = frozenset({"image", "audio"})
 KEEP_STRUCTURED: ContextVar[bool] = ContextVar("toolreg_keep_structured", default=False)
 
 
-def description(server: str, tool: dict[str, Any]) -> str:
-    """The tool's description, prefixed with its server: ``[server NAME] ...``."""
-    text = tool.get("description") or tool.get("title") or ""
+def description(server: str, tool: dict[str, Any], *, title: bool = True) -> str:
+    """The tool's description, prefixed with its server: ``[server NAME] ...``.
+
+    Without one, its ``title`` stands in, unless ``title`` is false: a lock
+    records no title, so a locked server's model text must not come from one.
+    """
+    text = tool.get("description") or (tool.get("title") if title else None) or ""
     text = text.strip() if isinstance(text, str) else ""
     return f"[server {server}] {text}" if text else f"[server {server}]"
 

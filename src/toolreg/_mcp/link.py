@@ -30,6 +30,7 @@ from .._policy.config import McpServerConfig
 from .._registry.registry import ToolRegistry
 from ._entries import build_entries, named_tools
 from .claims import NameClaims
+from .lock_check import LockIssue, ServerLock, check_listing
 from .transport import connection_lost, describe, open_transport
 from .upstream_relay import ServerRelays
 
@@ -71,8 +72,15 @@ class ServerLink:
         loop: asyncio.AbstractEventLoop,
         thread: threading.Thread,
         claims: NameClaims | None = None,
+        lock: ServerLock | None = None,
     ) -> None:
         self.config = config
+        #: What ``toolreg.lock`` says of this server; None when no lock is in force.
+        self.lock = lock
+        #: Server tool name -> how its last listing differs from the lock.
+        self.lock_issues: dict[str, LockIssue] = {}
+        self._lock_warned: set[tuple[str, str]] = set()
+        self._held: dict[str, str] = {}
         self.name = config.name
         self.toolset = toolset_name(config.name)
         self.registry = registry
@@ -157,7 +165,24 @@ class ServerLink:
             "failures": self.failures,
             "last_error": self.last_error or None,
             "protocol_version": self.protocol_version,
+            "lock": "no lock" if self.lock is None else self.lock.state,
+            "lock_issues": self._lock_report(),
         }
+
+    def _lock_report(self) -> list[dict[str, Any]]:
+        lock, issues = self.lock, self.lock_issues
+        if lock is None:
+            return []
+        withholds = lock.mode == "withhold" or lock.error is not None
+        return [
+            {
+                "tool": issue.tool,
+                "status": issue.status,
+                "withheld": withholds and issue.status != "gone",
+                "reason": issue.detail,
+            }
+            for issue in sorted(issues.values())
+        ]
 
     def _set_state(self, state: str, error: str = "") -> None:
         changed = state != self.state
@@ -195,7 +220,8 @@ class ServerLink:
         contested: dict[str, Any],
     ) -> None:
         """Swap the toolset for ``listing`` in one step."""
-        entries, rejected = build_entries(self, by_name, self._check, contested)
+        held = self._check_lock(listing, by_name)
+        entries, rejected = build_entries(self, by_name, self._check, contested, held)
         for entry, reason in rejected:
             if reason not in self._rejections:  # once, not on every refresh
                 self._rejections.add(reason)
@@ -212,6 +238,34 @@ class ServerLink:
                         "MCP server %s: no toolset alias %r: %s", self.name, self.name, exc
                     )
             self._aliased = True
+
+    def _check_lock(
+        self, listing: list[dict[str, Any]], by_name: dict[str, list[dict[str, Any]]]
+    ) -> dict[str, str]:
+        """The listing against the lock: server tool name -> why it is withheld.
+
+        Every kept tool is checked on every listing that changed, so a tool that
+        returns to its locked definition is offered again.
+        """
+        lock = self.lock
+        if lock is None:
+            return {}
+        kept = [tool for tools in by_name.values() for tool in tools]
+        issues = check_listing(lock, kept, (t.get("name") for t in listing))
+        self.lock_issues = issues
+        held: dict[str, str] = {}
+        for name, issue in issues.items():
+            if issue.status == "gone":
+                continue
+            if lock.mode == "withhold" or lock.error is not None:
+                held[name] = issue.withheld_reason(self.name, lock)
+            elif (name, issue.digest) not in self._lock_warned:  # once per definition
+                self._lock_warned.add((name, issue.digest))
+                logger.warning("MCP server %s: %s", self.name, issue.warning(self.name, lock))
+        # A tool offered again is warned of afresh if it is withheld again.
+        self._rejections.difference_update(set(self._held.values()) - set(held.values()))
+        self._held = held
+        return held
 
     def mark_lost(self) -> None:
         """The connection is gone: reconnect (call on the loop)."""

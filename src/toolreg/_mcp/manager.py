@@ -19,11 +19,14 @@ from typing import Any
 from .._contract.names import toolset_name
 from .._contract.tool_context import stamp_call_records
 from .._policy.config import Config, McpConfig, McpServerConfig
+from .._policy.config_reader import ConfigError
+from .._policy.lock_file import Lock, read_lock
 from .._registry.host_only import require_host
 from .._registry.registry import ToolRegistry
 from .._registry.registry import registry as default_registry
 from .claims import NameClaims
 from .link import ReconnectPolicy, ServerLink
+from .lock_check import ServerLock
 
 logger = logging.getLogger("toolreg.mcp")
 
@@ -64,7 +67,12 @@ class McpManager:
         registry: ToolRegistry,
         *,
         policy: ReconnectPolicy | None = None,
+        lock: Lock | None = None,
+        lock_error: str | None = None,
+        mcp_drift: str = "withhold",
     ) -> None:
+        """``lock``: the ``toolreg.lock`` its servers are checked against (None: none);
+        ``lock_error``: why the lock could not be read, which withholds every tool."""
         stamp_call_records()  # its links log on the calls' behalf
         self.registry = registry
         self._configs = list(servers)
@@ -77,6 +85,9 @@ class McpManager:
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self._stopped = False
+        self._lock = lock
+        self._lock_error = lock_error
+        self._mcp_drift = mcp_drift
 
     def __repr__(self) -> str:
         states = ", ".join(f"{s['name']}={s['state']}" for s in self.status())
@@ -114,7 +125,15 @@ class McpManager:
     async def _start(self) -> None:
         claims = NameClaims()  # tools of two servers never share a registry name
         for config in self._configs:
-            link = ServerLink(config, self.registry, self._policy, self._loop, self._thread, claims)
+            link = ServerLink(
+                config,
+                self.registry,
+                self._policy,
+                self._loop,
+                self._thread,
+                claims,
+                self._server_lock(config.name),
+            )
             self._links[config.name] = link
             if config.enabled:
                 self._tasks.append(asyncio.ensure_future(link.run()))
@@ -125,6 +144,14 @@ class McpManager:
             if link.config.enabled
         ]
         await asyncio.gather(*waits, return_exceptions=True)
+
+    def _server_lock(self, name: str) -> ServerLock | None:
+        if self._lock_error is not None:
+            # Nothing the lock says can be believed, not even which servers it names.
+            return ServerLock(None, self._mcp_drift, self._lock_error)
+        if self._lock is None:
+            return None
+        return ServerLock(self._lock.servers.get(name), self._mcp_drift)
 
     def refresh(self, name: str) -> None:
         """Ask server ``name`` to re-list its tools now (they swap in when it answers)."""
@@ -181,7 +208,15 @@ def start_mcp(
     the ``[toolsets]`` lists turn off are not started.
     """
     registry = default_registry if registry is None else registry
-    manager = McpManager(_servers(config), registry, policy=policy)
+    lock, lock_error, mcp_drift = _read_lock(config)
+    manager = McpManager(
+        _servers(config),
+        registry,
+        policy=policy,
+        lock=lock,
+        lock_error=lock_error,
+        mcp_drift=mcp_drift,
+    )
     with _lock:
         old = _managers.get(id(registry))
         _managers[id(registry)] = manager
@@ -214,6 +249,19 @@ def _stop_all() -> None:
         _managers.clear()
     for manager in managers:
         manager.stop()
+
+
+def _read_lock(config: Config | McpConfig) -> tuple[Lock | None, str | None, str]:
+    """(the lock, why it cannot be read, ``[lock] mcp_drift``), read once per manager."""
+    if isinstance(config, McpConfig) or config.lock.path is None:
+        return None, None, "withhold"  # no lock to look for: enforcement off
+    mode = config.lock.mcp_drift
+    try:
+        return read_lock(config.lock.path), None, mode
+    except ConfigError as exc:
+        # Fail closed: a lock that cannot be read cannot say which tools are reviewed.
+        logger.error("MCP servers' tools are withheld: the lock cannot be read: %s", exc)
+        return None, str(exc), mode
 
 
 def _servers(config: Config | McpConfig) -> list[McpServerConfig]:

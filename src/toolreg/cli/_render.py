@@ -203,6 +203,7 @@ def doctor_report(report: dict[str, Any], width: int | None = None) -> str:
     plugins = report.get("plugin_failures", [])
     hooks = report.get("hook_failures", [])
     mcp = [s for s in report.get("mcp_servers", []) if s["state"] not in ("connected", "disabled")]
+    locking = _lock_lines(report.get("mcp_servers", []))
     stuck = {pool: s for pool, s in report.get("stuck_calls", {}).items() if s["stuck"]}
     caches = report.get("caches", [])
     warnings = report.get("warnings", [])
@@ -210,12 +211,12 @@ def doctor_report(report: dict[str, Any], width: int | None = None) -> str:
     locks = [*lock.get("problems", [])]
     if lock.get("error"):
         locks.append({"file": lock["file"], "rule": "unreadable", "reason": lock["error"]})
-    problems = (failures, unavailable, rejected, plugins, hooks, mcp, caches, locks, warnings)
-    problems += (stuck,)
+    problems = (failures, unavailable, rejected, plugins, hooks, mcp, locking, caches, locks)
+    problems += (warnings, stuck)
     if lock.get("in_use"):
         lines.append(f"Lock file in use: {lock['file']}")
     fitted: set[str] = set()
-    if not any(problems):
+    if not any(problems) and not stuck:
         lines.append("No problems found.")
         lines += _permission_lines(report.get("permissions", []), width, fitted)
         return "\n".join(
@@ -251,6 +252,8 @@ def doctor_report(report: dict[str, Any], width: int | None = None) -> str:
             f"{s.get('last_error') or 'no error recorded'}"
             for s in mcp
         ]
+    if locking:
+        lines += ["", f"MCP servers and toolreg.lock ({len(locking)}):", *locking]
     if caches:
         lines += ["", f"Caches not trusted, rescanned instead ({len(caches)}):"]
         lines += [f"  {c['cache']} {c['file']} [{c['rule']}]: {c['reason']}" for c in caches]
@@ -305,6 +308,24 @@ def _permission_lines(rows: list[dict[str, Any]], width: int | None, fitted: set
         else "calls this process made"
     )
     return ["", f"Permissions ({len(rows) - 1} rule(s), then the default; {calls}):", *rows_text]
+
+
+def _lock_lines(servers: list[dict[str, Any]]) -> list[str]:
+    """Each MCP server the lock leaves unchecked, and each tool that differs from it."""
+    lines = []
+    for server in servers:
+        name, state = server["name"], server.get("lock")
+        if state == "unlocked":
+            lines.append(f"  {name}: unlocked: the lock does not name it; its tools load unchecked")
+        elif state == "unreadable":
+            lines.append(f"  {name}: the lock cannot be read; every tool is withheld")
+            continue
+        for issue in server.get("lock_issues", []):
+            fate = ", withheld" if issue["withheld"] else ""
+            lines.append(
+                f"  {name}: {issue['status']} tool {issue['tool']!r}{fate}: {issue['reason']}"
+            )
+    return lines
 
 
 def _rejection_line(decision: dict[str, Any]) -> str:
