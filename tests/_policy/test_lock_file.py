@@ -138,3 +138,17 @@ def test_a_vanished_tool_whose_schema_reappears_is_a_possible_rename():
         "other": mcp_definition({"name": "other"}),
     }
     assert possible_renames(gone, new) == {"fetch_issue": "get_issue"}
+
+
+def test_a_version_bump_shows_the_metadata_modified_not_removed_and_added():
+    locked = {
+        "demo/__init__.py": "1",
+        "demo-1.0.dist-info/METADATA": "m1",
+        "demo-1.0.dist-info/WHEEL": "w",
+    }
+    now = {
+        "demo/__init__.py": "1",
+        "demo-1.1.dist-info/METADATA": "m2",
+        "demo-1.1.dist-info/WHEEL": "w",
+    }
+    assert file_changes(locked, now) == ([], [], ["demo-*.dist-info/METADATA"])

@@ -23,12 +23,27 @@ class FileChanges(NamedTuple):
 
 
 def file_changes(locked: Mapping[str, str], now: Mapping[str, str]) -> FileChanges:
-    """The RECORD files added, removed, or with another hash, sorted."""
+    """The RECORD files added, removed, or with another hash, sorted.
+
+    The metadata folder is named for the version (``demo-1.0.dist-info``), so
+    across a version bump its files are matched by the name without it and shown
+    as ``demo-*.dist-info/METADATA``: modified, not removed and added again.
+    """
+    before = {_unversioned(p): h for p, h in locked.items()}
+    after = {_unversioned(p): h for p, h in now.items()}
     return FileChanges(
-        sorted(now.keys() - locked.keys()),
-        sorted(locked.keys() - now.keys()),
-        sorted(p for p in locked.keys() & now.keys() if locked[p] != now[p]),
+        sorted(after.keys() - before.keys()),
+        sorted(before.keys() - after.keys()),
+        sorted(p for p in before.keys() & after.keys() if before[p] != after[p]),
     )
+
+
+def _unversioned(path: str) -> str:
+    head, sep, rest = path.partition("/")
+    if not sep or not head.endswith(".dist-info"):
+        return path
+    name = head[: -len(".dist-info")].split("-", 1)[0]
+    return f"{name}-*.dist-info/{rest}"
 
 
 def pack_change(locked_version: str, version: str, files: FileChanges, *, limit: int = 5) -> str:
