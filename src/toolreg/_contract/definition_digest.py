@@ -51,9 +51,11 @@ def canonical_json(value: Any) -> str:
     Anything JSON cannot say (a server's odd value) is written as its ``repr``:
     it still changes the digest when it changes.
     """
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
-    )
+    return _ENCODER.encode(value)
+
+
+# One encoder for every digest: json.dumps with options makes a new one each call.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
 
 
 def digest(definition: Mapping[str, Any]) -> str:
