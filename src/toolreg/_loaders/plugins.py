@@ -14,7 +14,7 @@ import threading
 import weakref
 from collections.abc import Callable, Collection, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .._core.callers import run_made_by
 from .._discovery.entrypoints import find_packs
@@ -27,19 +27,16 @@ from .._policy.unknown_names import (
 )
 from .._registry.host_only import listen_for_refusals, require_host
 from .._registry.registry import ToolRegistry
+from .pack_lock import Hold, LockCheck, check_pack
 from .report import PluginOutcome, PluginReport, failed, summarise, warned
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from .._core.decisions import Decision
     from .._core.plugin_policy import PluginPolicy
     from .._discovery.dist_info import InstalledSources
     from .._discovery.entrypoints import PackRecord
-    from .._discovery.file_hashes import FileHashes
     from .._discovery.local_plugins import LocalPlugin
     from .._policy.config import PluginsConfig
-    from .._policy.lock_file import Lock
     from .hook_runner import HookFailure, HookRunner
     from .isolated_supervisor import IsolatedPacks
     from .pack_hooks import PackPluginManager
@@ -59,59 +56,6 @@ class _Active:
         self.outcome = outcome
         self.namespaces = namespaces
         self.objects = objects
-
-
-class _Hold(NamedTuple):
-    """What ``toolreg.lock`` lets a pack that passed it load with."""
-
-    #: The operator's override consent as it stands: the config's, capped by the lock's.
-    allowed: bool
-    #: Tool name -> definition digest the gate holds its writes to; None: not held.
-    tools: Mapping[str, str] | None = None
-    #: The hooks the lock names for it; None: the lock does not limit them.
-    hooks: tuple[str, ...] | None = None
-
-
-class _LockCheck:
-    """One load's view of ``toolreg.lock``: read at most once, files hashed through one cache.
-
-    Made per ``load_all``: a lock written between loads applies to the next one.
-    """
-
-    def __init__(self, path: str | None) -> None:
-        self.path = path
-        self._read = False
-        self.lock: Lock | None = None
-        #: Why the lock could not be read; every checked pack is held back for it.
-        self.error: Exception | None = None
-        self._hashes: FileHashes | None = None
-
-    def read(self) -> Lock | None:
-        if not self._read and self.path is not None:
-            self._read = True
-            from .._policy.config_reader import ConfigError
-            from .._policy.lock_file import read_lock
-
-            try:
-                self.lock = read_lock(self.path)  # distrusted: None, warned once
-            except ConfigError as exc:
-                self.error = exc
-        return self.lock
-
-    @property
-    def hashes(self) -> FileHashes:
-        if self._hashes is None:
-            from .._discovery.file_hashes import FileHashes
-
-            self._hashes = FileHashes()
-        return self._hashes
-
-    def save(self) -> None:
-        if self._hashes is not None:
-            try:
-                self._hashes.save()
-            except OSError as exc:  # a lost cache only means hashing again next time
-                logger.debug("Could not save the file hash cache: %s", exc)
 
 
 def _squatting(
@@ -155,7 +99,7 @@ class PluginHost:
         self.isolated: IsolatedPacks | None = None
         self._lock = threading.RLock()
         self._imports: ImportLoop | None = None  # while installed packs load
-        self._lock_check: _LockCheck | None = None  # while installed packs load
+        self._lock_check: LockCheck | None = None  # while installed packs load
         #: Dispatch hooks ``toolreg.lock`` withholds, by plugin id (not in its ``hooks``).
         self._lock_withheld: dict[str, frozenset[str]] = {}
         listen_for_refusals(registry, weakref.WeakMethod(self._note_refusal))
@@ -179,7 +123,7 @@ class PluginHost:
             records = sorted(
                 packs if packs is not None else find_packs(), key=attrgetter("plugin_id")
             )
-            self._lock_check = _LockCheck(self.config.lock.path)
+            self._lock_check = LockCheck(self.config.lock.path)
             try:
                 report.plugins.extend(self._load_packs(records, claimed, realpath))
             finally:
@@ -292,7 +236,7 @@ class PluginHost:
             return failed(outcome, refusal)
         # Before anything of the pack runs (an isolated pack's process too).
         try:
-            hold = self._check_lock(outcome, record)
+            hold = check_pack(self._lock_check, self.config, outcome, record)
         except Exception as exc:  # a check that cannot finish lets nothing through
             return failed(outcome, exc)
         if hold is None:
@@ -313,114 +257,6 @@ class PluginHost:
             for namespace in namespaces:
                 claimed[namespace] = record.plugin_id
         return outcome
-
-    def _check_lock(self, outcome: PluginOutcome, record: PackRecord) -> _Hold | None:
-        """Hold an installed pack to ``toolreg.lock``: None when it is held back (``outcome``
-        says why), else what it loads with. Reads metadata and hashes files; imports nothing.
-        """
-        settings = self.config.plugins.entry(record.plugin_id)
-        check = self._lock_check
-        # A record without a metadata folder is one the host made and handed to
-        # ``load_all(packs=...)`` (as the ``load_pack`` fixture does for a module name):
-        # what it names is the host's choice, and there is no RECORD to hold it to. A
-        # record found on disk is checked however it reached ``load_all``.
-        if check is None or check.path is None or not record.path:
-            return _Hold(settings.allow_tool_override)
-        lock = check.read()
-        if check.error is not None:  # fail closed: an unreadable lock is no consent
-            return self._held(
-                outcome,
-                "refused",
-                f"the lock cannot be read ({check.error}); no pack loads until it is "
-                "fixed, or written again with `toolreg lock`",
-            )
-        if lock is None:  # none, or distrusted (warned once, listed by doctor)
-            return _Hold(settings.allow_tool_override)
-        pid = record.plugin_id
-        update = f"`toolreg lock --update {pid}`"
-        locked = lock.packs.get(pid)
-        if locked is None:
-            if self.config.lock.new_packs == "allow":
-                return _Hold(settings.allow_tool_override)
-            return self._held(
-                outcome,
-                "new",
-                f'not in the lock {lock.path} ([lock] new_packs = "refuse"); review it, '
-                f"then run {update} to accept it",
-            )
-        from .._discovery.record_check import read_record, tampered
-
-        now = read_record(record.path)
-        if now is None:
-            return self._held(
-                outcome,
-                "tampered",
-                f"its RECORD is missing or unreadable ({record.path}), so its files cannot "
-                "be checked against the lock; reinstall it",
-            )
-        change = ""
-        # The files too: a lock whose digest was kept while its files were edited is no
-        # record of what was reviewed either.
-        if (
-            locked.version != record.version
-            or locked.record != now.digest
-            or dict(locked.files) != now.files
-        ):
-            from .._policy.lock_diff import file_changes, pack_change
-
-            change = pack_change(
-                locked.version, record.version, file_changes(locked.files, now.files)
-            )
-            if self.config.lock.on_change != "warn":
-                return self._held(
-                    outcome,
-                    "changed",
-                    f"changed since the lock: {change}; review the change, then run {update} "
-                    "to accept it",
-                )
-        # Whatever on_change says: files that are not what their RECORD says are no
-        # release anyone reviewed, the one installed now included.
-        problems = tampered(now, check.hashes)
-        if problems:
-            shown = "; ".join(problems[:5])
-            more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
-            return self._held(
-                outcome,
-                "tampered",
-                f"installed files no longer match its RECORD: {shown}{more}; reinstall "
-                f"{record.distribution} (pip install --force-reinstall --no-deps "
-                f"{record.distribution}=={record.version})",
-            )
-        from .._discovery.dist_info import is_editable
-
-        if is_editable(record.path):
-            warned(
-                outcome,
-                "is an editable install: the lock holds its RECORD, not the source "
-                "folder it points to",
-            )
-        if change:  # on_change = "warn": offered, with no consent the operator gave before
-            warned(
-                outcome,
-                f"changed since the lock: {change}; loaded without override consent and "
-                f'with its tools unlocked ([lock] on_change = "warn"); review it, then run '
-                f"{update}",
-            )
-            return _Hold(False, None, locked.hooks)
-        if settings.allow_tool_override and not locked.override:
-            warned(
-                outcome,
-                f"plugins.entries.{pid}.allow_tool_override grants overrides the lock "
-                f"does not record; they stay off until {update}",
-            )
-        tools = {name: tool.digest for name, tool in locked.tools.items()}
-        return _Hold(settings.allow_tool_override and locked.override, tools, locked.hooks)
-
-    def _held(self, outcome: PluginOutcome, status: str, reason: str) -> None:
-        """Hold a pack back for the lock; nothing of it ran."""
-        outcome.status, outcome.reason = status, reason  # type: ignore[assignment]
-        logger.warning("Plugin %s %s: %s", outcome.id, status, reason)
-        return None
 
     def _load_local(self, plugin: LocalPlugin) -> PluginOutcome:
         outcome = PluginOutcome(
@@ -454,7 +290,7 @@ class PluginHost:
         targets: Sequence[Any],
         sources: InstalledSources | None = None,
         local_file: str | None = None,
-        hold: _Hold | None = None,
+        hold: Hold | None = None,
     ) -> bool:
         """Bind the namespaces, then ``load`` each target under the import deadline, into pluggy.
 
@@ -467,7 +303,7 @@ class PluginHost:
         plugin_id = outcome.id
         settings = self.config.plugins.entry(plugin_id)
         if hold is None:
-            hold = _Hold(settings.allow_tool_override)
+            hold = Hold(settings.allow_tool_override)
         since = self.registry.last_decision_seq
         objects: list[Any] = []
         bindings: list[tuple[str, Any, Any]] = []
@@ -547,14 +383,14 @@ class PluginHost:
         return failed(outcome, exc)
 
     def _load_isolated(
-        self, outcome: PluginOutcome, source: PackRecord | LocalPlugin, hold: _Hold | None = None
+        self, outcome: PluginOutcome, source: PackRecord | LocalPlugin, hold: Hold | None = None
     ) -> PluginOutcome:
         """Run the pack in a process of its own; its tools and hooks come through the gate.
 
         ``hold``: what the lock lets it load with, checked before its process starts.
         """
         if hold is None:
-            hold = _Hold(self.config.plugins.entry(outcome.id).allow_tool_override)
+            hold = Hold(self.config.plugins.entry(outcome.id).allow_tool_override)
         outcome.isolation = "process"
         since = self.registry.last_decision_seq
         try:
