@@ -230,8 +230,10 @@ def asks(registry: ToolRegistry, name: str, arguments: Any) -> str | None:
     framework's own approval is sought first; a deny is never asked about.
     """
     permissions = registry.permissions
+    if permissions is None:  # no rules: nothing asks, and no entry need be read
+        return None
     entry = registry.get_entry(name)
-    if permissions is None or entry is None:
+    if entry is None:
         return None
     ruling = permissions.for_entry(entry, registry.get_owner(name)).decide(arguments)
     if ruling.verdict != "ask":
