@@ -63,12 +63,6 @@ def test_a_written_lock_reads_back_the_same(tmp_path):
     assert oct(os.stat(path).st_mode & 0o777) == "0o644"
 
 
-def test_the_schema_is_shown_indented_so_a_diff_names_the_line(tmp_path):
-    text = lock_text(a_lock(str(tmp_path / "l")))
-    assert '  \\"readOnlyHint\\": true' in text.splitlines()
-    assert text.startswith("# toolreg.lock")
-
-
 @pytest.mark.parametrize(
     ("text", "key"),
     [
@@ -152,3 +146,35 @@ def test_a_version_bump_shows_the_metadata_modified_not_removed_and_added():
         "demo-1.1.dist-info/WHEEL": "w",
     }
     assert file_changes(locked, now) == ([], [], ["demo-*.dist-info/METADATA"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain\nlines, 'quoted' and \"double\" and \\ backslash",
+        "three quotes ''' inside",
+        "ends with a quote'",
+        "a tab\there, a carriage return\r\nand a bell \x07 and DEL \x7f",
+        "\ufeff\u202e bidi and BOM, \U0001f600",
+        "a lone surrogate \ud800 from JSON",
+        "",
+        "\n",
+    ],
+)
+def test_any_text_a_tool_gives_survives_the_lock(tmp_path, text):
+    tool = {**TOOL, "name": "t", "description": text, "inputSchema": {"title": text}}
+    path = str(tmp_path / "toolreg.lock")
+    lock = Lock(path, {}, {"s": LockedServer({"t": locked(tool)})})
+    write_lock(lock)
+    back = read_lock(path).servers["s"].tools["t"]
+    assert back == lock.servers["s"].tools["t"]
+    if "\ud800" not in text:
+        assert back.definition()["description"] == (text or None)
+        assert back.definition()["input_schema"]["title"] == text
+
+
+def test_schemas_are_written_as_literal_text_a_reviewer_reads(tmp_path):
+    text = lock_text(a_lock(str(tmp_path / "l")))
+    assert text.startswith("# toolreg.lock")
+    assert "input_schema = '''\n{\n  \"properties\": {" in text
+    assert '\\"' not in text

@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -89,14 +90,21 @@ class Lock(NamedTuple):
 
 
 def shown(definition: Mapping[str, Any]) -> dict[str, str]:
-    """A definition's fields as the lock writes them: the JSON ones indented, keys sorted."""
+    """A definition's fields as the lock writes them: the JSON ones indented, keys sorted.
+
+    A lone surrogate (JSON can carry one, UTF-8 and TOML cannot) is shown as ``?``:
+    what is shown is for a reviewer; the digest holds the definition exactly.
+    """
     result = {}
     for field in FIELDS:
         value = definition.get(field)
         if field in _JSON_FIELDS:
-            result[field] = "" if value is None else _indented(value)
+            text = "" if value is None else _indented(value)
         else:
-            result[field] = "" if value is None else str(value)
+            text = "" if value is None else str(value)
+        if not text.isascii():
+            text = text.encode("utf-8", "replace").decode("utf-8")
+        result[field] = text
     return result
 
 
@@ -268,36 +276,75 @@ def _tools(check: _Shape, where: str, table: dict[str, Any]) -> dict[str, Locked
 
 
 def lock_text(lock: Lock) -> str:
-    """The lock as TOML: packs and servers by name, long texts as multi-line strings."""
+    """The lock as TOML: packs and servers by name, each tool a table of its own.
+
+    Long texts (descriptions, indented JSON schemas) are written as multi-line
+    literal strings wherever TOML allows, so they read in a diff as they read
+    in the tool, with no escaped quotes, and parse with one search instead of
+    one step per escape. tomli-w writes everything else, and any text a literal
+    string cannot hold.
+    """
+    lines = [_HEADER, f"format = {FORMAT}\n"]
+    for pack_id, pack in sorted(lock.packs.items()):
+        head = f"packs.{_key(pack_id)}"
+        lines += [
+            f"\n[{head}]\n",
+            f"distribution = {_string(pack.distribution)}\n",
+            f"version = {_string(pack.version)}\n",
+            f"record = {_string(pack.record)}\n",
+            f"override = {'true' if pack.override else 'false'}\n",
+            f"hooks = [{', '.join(map(_string, pack.hooks))}]\n",
+            f"\n[{head}.files]\n",
+            *(f"{_key(path)} = {_string(h)}\n" for path, h in sorted(pack.files.items())),
+        ]
+        lines += _tool_tables(f"{head}.tools", pack.tools)
+    for server, locked in sorted(lock.servers.items()):
+        lines.append(f"\n[mcp.{_key(server)}]\n")
+        lines += _tool_tables(f"mcp.{_key(server)}.tools", locked.tools)
+    return "".join(lines)
+
+
+def _tool_tables(head: str, tools: Mapping[str, LockedTool]) -> list[str]:
+    lines = []
+    for name, tool in sorted(tools.items()):
+        lines += [f"\n[{head}.{_key(name)}]\n", f"digest = {_string(tool.digest)}\n"]
+        lines += (
+            f"{field} = {_text(tool.shown[field])}\n"
+            for field in FIELDS[1:]
+            if tool.shown.get(field)
+        )
+    return lines
+
+
+def _key(key: str) -> str:
+    """A key as tomli-w writes it: bare when it may be, quoted and escaped otherwise."""
     import tomli_w  # only `toolreg lock` writes
 
-    data: dict[str, Any] = {"format": FORMAT}
-    data["packs"] = {
-        pack_id: {
-            "distribution": pack.distribution,
-            "version": pack.version,
-            "record": pack.record,
-            "override": pack.override,
-            "hooks": list(pack.hooks),
-            "files": dict(sorted(pack.files.items())),
-            "tools": _tools_table(pack.tools),
-        }
-        for pack_id, pack in sorted(lock.packs.items())
-    }
-    data["mcp"] = {
-        server: {"tools": _tools_table(locked.tools)}
-        for server, locked in sorted(lock.servers.items())
-    }
-    return _HEADER + tomli_w.dumps(data, multiline_strings=True)
+    return tomli_w.dumps({key: 0})[: -len(" = 0\n")]
 
 
-def _tools_table(tools: Mapping[str, LockedTool]) -> dict[str, Any]:
-    table = {}
-    for name, tool in sorted(tools.items()):
-        row = {"digest": tool.digest}
-        row.update((f, tool.shown[f]) for f in FIELDS[1:] if tool.shown.get(f))
-        table[name] = row
-    return table
+def _string(value: str) -> str:
+    import tomli_w
+
+    return tomli_w.dumps({"v": value})[len("v = ") : -1]
+
+
+def _text(value: str) -> str:
+    """A multi-line literal string when TOML can hold ``value`` in one, else tomli-w's."""
+    if _LITERAL_SAFE.fullmatch(value) and _QUOTES not in value and not value.endswith("'"):
+        return f"{_QUOTES}\n{value}{_QUOTES}"  # TOML drops the newline after the quotes
+    import tomli_w
+
+    # A carriage return goes on one escaped line: a TOML reader may turn a
+    # multi-line string's CRLF into LF, and the text must come back as it was.
+    lines = "\r" not in value
+    return tomli_w.dumps({"v": value}, multiline_strings=lines)[len("v = ") : -1]
+
+
+# What a multi-line literal string may hold: no control character but tab and
+# newline (a lone carriage return, DEL and the C0 controls are not allowed).
+_LITERAL_SAFE = re.compile(r"[^\x00-\x08\x0b-\x1f\x7f]*")
+_QUOTES = "'" * 3
 
 
 def write_lock(lock: Lock) -> None:
