@@ -248,3 +248,21 @@ def test_json_gives_the_rule_problems_and_warnings_alone_exit_0(capsys, cli_env,
     code, out, err = run(capsys, "config", "check", str(config))
     assert code == 0 and out.splitlines()[0] == f"{config}: ok, 2 warning(s)"
     assert err.count("toolreg: warning:") == 2
+
+
+def test_a_lock_that_cannot_be_read_is_an_error_and_one_others_can_write_a_warning(
+    capsys, cli_env, tmp_path
+):
+    config = write_config(tmp_path, "")
+    lock = tmp_path / "toolreg.lock"
+    lock.write_text("format = 1\n[packs.toolreg-sqlite]\nversion = 3\n")
+    lock.chmod(0o644)
+    code, out, err = run(capsys, "config", "check", str(config))
+    assert code == 1
+    assert "the lock cannot be read, so no pack would load" in err
+    assert f"{lock}: packs.toolreg-sqlite.distribution" in err
+    lock.write_text("format = 1\n")
+    lock.chmod(0o666)
+    code, out, err = run(capsys, "config", "check", str(config))
+    assert code == 0
+    assert f"lock {lock} is ignored (writable by group or others" in err

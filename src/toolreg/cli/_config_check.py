@@ -54,11 +54,14 @@ def cmd_config_check(args: argparse.Namespace) -> int:
     errors = name_errors(config, report)
     rules = permission_problems(config, report)
     errors += rules.errors
+    lock_errors, lock_warnings = lock_problems(config)
+    errors += lock_errors
+    warnings = [*rules.warnings, *lock_warnings]
     if args.json:
         settings = effective_settings(config, report, errors)
-        print(_render.to_json({**settings, "warnings": rules.warnings}))
+        print(_render.to_json({**settings, "warnings": warnings}))
     else:
-        _print_text(config, report, errors, rules.warnings)
+        _print_text(config, report, errors, warnings)
     return EXIT_FAILURE if errors else EXIT_OK
 
 
@@ -96,6 +99,26 @@ def permission_problems(config: Config, report: PluginReport) -> RuleProblems:
             tools.append(KnownTool(name, entry.toolset, owner, parameters_of(entry.schema)))
     servers = {name: server.enabled for name, server in config.mcp.servers.items()}
     return rule_problems(config.permissions, tools, (o.id for o in report), servers)
+
+
+def lock_problems(config: Config) -> tuple[list[str], list[str]]:
+    """A lock that cannot be read (an error: every pack would be held back for it), or
+    one that is ignored because others may write it (a warning: nothing is locked)."""
+    path = config.lock.path
+    if path is None:
+        return [], []
+    from .._policy.lock_file import lock_problems as ignored
+    from .._policy.lock_file import read_lock
+
+    try:
+        read_lock(path)
+    except ConfigError as exc:
+        return [f"the lock cannot be read, so no pack would load: {exc}"], []
+    return [], [
+        f"lock {p['file']} is ignored ({p['reason']}): nothing is held to it"
+        for p in ignored()
+        if p["file"] == path
+    ]
 
 
 @contextmanager
