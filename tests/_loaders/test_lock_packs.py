@@ -30,6 +30,8 @@ from toolreg import ToolRegistry
 from toolreg._contract.definition_digest import digest, entry_definition
 from toolreg._discovery.entrypoints import find_packs
 from toolreg._discovery.record_check import read_record
+from toolreg._discovery.requirements import installed_requirements
+from toolreg._loaders.pack_lock import locked_requirements
 from toolreg._loaders.plugins import PluginHost
 from toolreg._loaders.report import PluginReport
 from toolreg._policy import lock_file
@@ -48,6 +50,8 @@ build-backend = "hatchling.build"
 name = "toolreg-lockdemo"
 version = "{version}"
 requires-python = ">=3.10"
+
+dependencies = {dependencies}
 
 [project.entry-points."toolreg.tools"]
 lockdemo = "lockdemo"
@@ -105,7 +109,45 @@ VARIANTS = {
     "v2d-hook": ("1.0.0", "Echo the text back.", _HOOK, {}, False),
     "v2e-tool": ("1.0.0", "Echo the text back.", _NEW_TOOL, {}, False),
     "v2f-description": ("1.0.0", "Echo the text back, loudly.", "", {}, False),
+    # 1.0.0 as reviewed, but requiring lockdemo-core, whose code it imports.
+    "v1-core": ("1.0.0", "Echo the text back.", "\nimport lockdemo_core\n", {}, False),
 }
+#: The releases that require lockdemo-core.
+_WITH_CORE = {"v1-core"}
+
+# A library the pack requires: no entry point, no tools; its code runs when the pack
+# imports it, and says which release ran.
+_CORE_PYPROJECT = """\
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "lockdemo-core"
+version = "{version}"
+
+[tool.hatch.build.targets.wheel]
+packages = ["lockdemo_core"]
+"""
+_CORE_INIT = """\
+import os
+
+_marker = os.environ.get("LOCKDEMO_MARKER")
+if _marker:
+    with open(_marker, "a") as f:
+        f.write("core {version}\\n")
+"""
+CORES = ("1.0.0", "2.0.0")
+#: Folders of the pack requiring lockdemo-core, installed beside each release of it.
+WITH_CORE = {"v1-core": "1.0.0", "v1-core2": "2.0.0"}
+
+
+def _write_core(root: Path, version: str) -> Path:
+    project = root / f"core-{version}"
+    (project / "lockdemo_core").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(_CORE_PYPROJECT.format(version=version))
+    (project / "lockdemo_core" / "__init__.py").write_text(_CORE_INIT.format(version=version))
+    return project
 
 
 def _write_variant(root: Path, name: str) -> Path:
@@ -113,7 +155,10 @@ def _write_variant(root: Path, name: str) -> Path:
     project = root / name
     package = project / "lockdemo"
     package.mkdir(parents=True)
-    (project / "pyproject.toml").write_text(_PYPROJECT.format(version=version))
+    dependencies = '["lockdemo-core"]' if name in _WITH_CORE else "[]"
+    (project / "pyproject.toml").write_text(
+        _PYPROJECT.format(version=version, dependencies=dependencies)
+    )
     (package / "__init__.py").write_text(_INIT.format(description=description, extra=extra))
     if not no_helpers:
         (package / "helpers.py").write_text("def helper():\n    return 1\n")
@@ -137,6 +182,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("lockdemo")
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
     projects = {name: _write_variant(root / "src", name) for name in VARIANTS}
+    projects.update({f"core-{v}": _write_core(root / "src", v) for v in CORES})
     _run_all(
         [
             [*pip, "wheel", "--quiet", "--no-deps", "--no-build-isolation",
@@ -144,11 +190,18 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             for name, project in projects.items()
         ]
     )  # fmt: skip
-    sites = {name: root / "site" / name for name in VARIANTS}
+
+    def wheel(name: str) -> str:
+        return str(next((root / "wheels" / name).glob("*.whl")))
+
+    wheels = {name: [wheel(name)] for name in VARIANTS if name not in _WITH_CORE}
+    # The same pack beside one release of lockdemo-core or the other.
+    wheels.update({site: [wheel("v1-core"), wheel(f"core-{v}")] for site, v in WITH_CORE.items()})
+    sites = {name: root / "site" / name for name in wheels}
     _run_all(
         [
             [*pip, "install", "--quiet", "--no-deps", "--no-index", "--target", str(site),
-             str(next((root / "wheels" / name).glob("*.whl")))]
+             *wheels[name]]
             for name, site in sites.items()
         ]
     )  # fmt: skip
@@ -197,7 +250,7 @@ def on_path(site: Path) -> Iterator[None]:
         yield
     finally:
         sys.path.remove(str(site))
-        for name in [m for m in sys.modules if m == "lockdemo" or m.startswith("lockdemo.")]:
+        for name in [m for m in sys.modules if m.split(".")[0] in ("lockdemo", "lockdemo_core")]:
             del sys.modules[name]
 
 
@@ -260,12 +313,13 @@ def write_reviewed(
     """
     with loading(site, config(override=override)) as loaded:
         assert loaded.outcome.status == "loaded", loaded.outcome.reason
+        (dist_info,) = site.glob("toolreg_lockdemo-*.dist-info")
+        requires = locked_requirements(installed_requirements(str(dist_info)))
         tools = {}
         for name in loaded.outcome.tools_added:
             definition = entry_definition(loaded.registry.get_entry(name))
             tools[name] = LockedTool(digest(definition), shown(definition))
         hooks = tuple(sorted(loaded.outcome.hooks + loaded.outcome.hooks_withheld))
-    (dist_info,) = site.glob("*.dist-info")
     record = read_record(str(dist_info))
     assert record is not None
     pack = LockedPack(
@@ -276,6 +330,7 @@ def write_reviewed(
         tools=tools,
         hooks=hooks,
         override=override,
+        requires=requires,
     )
     if edit is not None:
         pack = edit(pack)
@@ -647,3 +702,41 @@ def test_plugins_and_doctor_show_the_lock(
     report = _commands.doctor_report()
     assert "format" in report["lock"]["error"]
     assert "packs are held back until it is fixed" in _render.doctor_report(report, None)
+
+
+# -- what the pack requires ----------------------------------------------------------------
+
+
+def test_a_new_release_of_a_library_the_pack_requires_holds_it_back(site_of, marker, lock_path):
+    """``pip install -U`` can bring a library's new release while the pack's own files
+    stay as reviewed: the lock holds what the pack requires, by version and RECORD."""
+    write_reviewed(lock_path, site_of("v1-core"))
+    reviewed = lock_file.read_lock(lock_path)
+    assert reviewed is not None
+    held = reviewed.packs[PID].requires
+    assert set(held) == {"lockdemo-core"} and held["lockdemo-core"].version == "1.0.0"
+    site = site_of("v1-core2")  # the pack's files are the reviewed ones
+    loads_without_lock(site, marker)
+    loaded = held_back(site, config(lock_path), marker, "changed")
+    assert "requirement lockdemo-core 1.0.0 -> 2.0.0" in loaded.outcome.reason
+    assert "files" not in loaded.outcome.reason
+    assert not marker.exists(), "lockdemo-core's new release ran"
+
+
+def test_an_edited_file_of_a_library_the_pack_requires_is_tampered(site_of, marker, lock_path):
+    site = site_of("v1-core")
+    write_reviewed(lock_path, site)
+    core = site / "lockdemo_core" / "__init__.py"
+    core.write_text(core.read_text() + "\nTAKEN = True\n")
+    loads_without_lock(site, marker)
+    loaded = held_back(site, config(lock_path), marker, "tampered")
+    assert "lockdemo-core: lockdemo_core/__init__.py: modified" in loaded.outcome.reason
+
+
+def test_the_reviewed_library_loads_and_runs_under_the_lock(site_of, marker, lock_path):
+    site = site_of("v1-core")
+    write_reviewed(lock_path, site)
+    marker.unlink()
+    loaded = load(site, config(lock_path))
+    assert loaded.outcome.status == "loaded", loaded.outcome.reason
+    assert marker.read_text().splitlines() == ["imported", "core 1.0.0"]

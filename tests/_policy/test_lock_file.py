@@ -8,10 +8,17 @@ import pytest
 
 from toolreg._contract.definition_digest import digest, mcp_definition
 from toolreg._policy.config_reader import ConfigError
-from toolreg._policy.lock_diff import definition_diff, file_changes, pack_change, possible_renames
+from toolreg._policy.lock_diff import (
+    definition_diff,
+    file_changes,
+    pack_change,
+    possible_renames,
+    requirement_changes,
+)
 from toolreg._policy.lock_file import (
     Lock,
     LockedPack,
+    LockedRequirement,
     LockedServer,
     LockedTool,
     lock_problems,
@@ -44,6 +51,10 @@ def a_lock(path: str) -> Lock:
         tools={"demo_tool": locked({**TOOL, "name": "demo_tool"})},
         hooks=("toolreg_pre_dispatch",),
         override=True,
+        requires={
+            "httpx": LockedRequirement("0.28.1", "sha256:11"),
+            "gone-lib": LockedRequirement("", ""),
+        },
     )
     return Lock(
         path, {"toolreg-demo": pack}, {"git hub": LockedServer({"get_issue": locked(TOOL)})}
@@ -178,3 +189,28 @@ def test_schemas_are_written_as_literal_text_a_reviewer_reads(tmp_path):
     assert text.startswith("# toolreg.lock")
     assert "input_schema = '''\n{\n  \"properties\": {" in text
     assert '\\"' not in text
+
+
+def test_what_a_pack_requires_is_compared_by_version_and_record():
+    locked = {
+        "a": LockedRequirement("1.0", "sha256:1"),
+        "b": LockedRequirement("2.0", "sha256:2"),
+        "c": LockedRequirement("3.0", "sha256:3"),
+        "d": LockedRequirement("4.0", "sha256:4"),
+    }
+    now = {
+        "a": LockedRequirement("1.1", "sha256:9"),
+        "b": LockedRequirement("2.0", "sha256:8"),
+        "c": LockedRequirement("", ""),
+        "e": LockedRequirement("5.0", "sha256:5"),
+    }
+    assert requirement_changes(locked, now) == [
+        "requirement a 1.0 -> 1.1",
+        "requirement b 2.0: its RECORD differs from the lock",
+        "requires c, which is no longer installed",
+        "no longer requires d",
+        "requires e 5.0 now",
+    ]
+    assert requirement_changes(locked, dict(locked)) == []
+    line = pack_change("1.0", "1.0", file_changes({}, {}), requires=["requirement a 1.0 -> 1.1"])
+    assert line == "requirement a 1.0 -> 1.1"

@@ -134,6 +134,12 @@ def metadata_headers(text: str) -> dict[str, list[str]] | None:
 DISTRIBUTION = "toolreg-core"
 
 
+def requirement_name(requirement: str) -> str | None:
+    """The distribution name a ``Requires-Dist`` value starts with, as written; None if none."""
+    match = _REQUIREMENT_NAME.match(requirement)
+    return match.group(1) if match else None
+
+
 def requires_toolreg(requirements: Sequence[str]) -> str | None:
     """Return the first requirement naming toolreg's distribution, ``toolreg-core``."""
     for requirement in requirements:

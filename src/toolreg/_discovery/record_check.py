@@ -38,11 +38,16 @@ class InstalledRecord(NamedTuple):
 
 def read_record(dist_info: str) -> InstalledRecord | None:
     """The distribution's RECORD; None when it has none or it cannot be read as CSV."""
-    import csv
-
     data = read_file(os.path.join(dist_info, "RECORD")) if dist_info else None
     if data is None:
         return None
+    return parse_record(data, os.path.dirname(dist_info))
+
+
+def parse_record(data: bytes, site: str) -> InstalledRecord | None:
+    """A RECORD's bytes, its paths relative to ``site``; None when it is not CSV."""
+    import csv
+
     try:
         rows = [row for row in csv.reader(io.StringIO(data.decode("utf-8"), newline="")) if row]
     except (UnicodeDecodeError, csv.Error):
@@ -53,7 +58,7 @@ def read_record(dist_info: str) -> InstalledRecord | None:
     return InstalledRecord(
         record_digest(files),
         files,
-        os.path.dirname(dist_info),
+        site,
         frozenset(row[0].replace("\\", "/") for row in rows),
     )
 

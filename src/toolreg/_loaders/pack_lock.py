@@ -18,8 +18,9 @@ from .report import PluginOutcome, warned
 if TYPE_CHECKING:
     from .._discovery.entrypoints import PackRecord
     from .._discovery.file_hashes import FileHashes
+    from .._discovery.requirements import InstalledRequirement
     from .._policy.config import Config
-    from .._policy.lock_file import Lock
+    from .._policy.lock_file import Lock, LockedRequirement
 
 logger = logging.getLogger("toolreg.plugins")
 
@@ -123,16 +124,27 @@ def check_pack(
             "be checked against the lock; reinstall it",
         )
     change = ""
+    # What it requires runs when it is imported: held by version and RECORD too.
+    from .._discovery.requirements import installed_requirements
+
+    required = installed_requirements(record.path)
+    now_requires = locked_requirements(required)
     # The files too: a lock whose digest was kept while its files were edited is no
     # record of what was reviewed either.
     if (
         locked.version != record.version
         or locked.record != now.digest
         or dict(locked.files) != now.files
+        or now_requires != dict(locked.requires)
     ):
-        from .._policy.lock_diff import file_changes, pack_change
+        from .._policy.lock_diff import file_changes, pack_change, requirement_changes
 
-        change = pack_change(locked.version, record.version, file_changes(locked.files, now.files))
+        change = pack_change(
+            locked.version,
+            record.version,
+            file_changes(locked.files, now.files),
+            requires=requirement_changes(locked.requires, now_requires),
+        )
         if config.lock.on_change != "warn":
             return _held(
                 outcome,
@@ -143,6 +155,9 @@ def check_pack(
     # Whatever on_change says: files that are not what their RECORD says are no
     # release anyone reviewed, the one installed now included.
     problems = tampered(now, check.hashes)
+    for name, requirement in required.items():
+        if requirement.record is not None:
+            problems += (f"{name}: {p}" for p in tampered(requirement.record, check.hashes))
     if problems:
         shown = "; ".join(problems[:5])
         more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
@@ -183,3 +198,15 @@ def _held(outcome: PluginOutcome, status: str, reason: str) -> None:
     outcome.status, outcome.reason = status, reason  # type: ignore[assignment]
     logger.warning("Plugin %s %s: %s", outcome.id, status, reason)
     return None
+
+
+def locked_requirements(
+    required: Mapping[str, InstalledRequirement],
+) -> dict[str, LockedRequirement]:
+    """What the lock holds of each required distribution: its version and RECORD digest."""
+    from .._policy.lock_file import LockedRequirement
+
+    return {
+        name: LockedRequirement(r.version, r.record.digest if r.record is not None else "")
+        for name, r in required.items()
+    }

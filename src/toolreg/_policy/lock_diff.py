@@ -10,7 +10,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from .._contract.definition_digest import FIELDS, Definition, digest
-from .lock_file import Lock, LockedPack, LockedTool, shown
+from .lock_file import Lock, LockedPack, LockedRequirement, LockedTool, shown
 
 
 class FileChanges(NamedTuple):
@@ -46,8 +46,16 @@ def _unversioned(path: str) -> str:
     return f"{name}-*.dist-info/{rest}"
 
 
-def pack_change(locked_version: str, version: str, files: FileChanges, *, limit: int = 5) -> str:
-    """One line for ``toolreg plugins`` and doctor: the version, then the files."""
+def pack_change(
+    locked_version: str,
+    version: str,
+    files: FileChanges,
+    *,
+    limit: int = 5,
+    requires: list[str] | None = None,
+) -> str:
+    """One line for ``toolreg plugins`` and doctor: the version, the files, then the
+    required distributions (``requirement_changes``)."""
     parts = []
     if locked_version != version:
         parts.append(f"version {locked_version} -> {version}")
@@ -60,7 +68,30 @@ def pack_change(locked_version: str, version: str, files: FileChanges, *, limit:
             shown_names = ", ".join(names[:limit])
             more = f" and {len(names) - limit} more" if len(names) > limit else ""
             parts.append(f"files {word}: {shown_names}{more}")
+    parts += requires or ()
     return "; ".join(parts) or "its RECORD differs from the lock"
+
+
+def requirement_changes(
+    locked: Mapping[str, LockedRequirement], now: Mapping[str, LockedRequirement]
+) -> list[str]:
+    """The required distributions that differ from the lock, one phrase each, by name."""
+    out = []
+    for name in sorted(locked.keys() | now.keys()):
+        was, is_ = locked.get(name), now.get(name)
+        if was == is_:
+            continue
+        if was is None:
+            out.append(f"requires {name} {is_.version or '(not installed)'} now")  # type: ignore[union-attr]
+        elif is_ is None:
+            out.append(f"no longer requires {name}")
+        elif not is_.version:
+            out.append(f"requires {name}, which is no longer installed")
+        elif was.version != is_.version:
+            out.append(f"requirement {name} {was.version or '(not installed)'} -> {is_.version}")
+        else:
+            out.append(f"requirement {name} {is_.version}: its RECORD differs from the lock")
+    return out
 
 
 def definition_diff(old: LockedTool | None, new: Definition | None, label: str) -> str:
@@ -142,6 +173,8 @@ class PackChanges(NamedTuple):
     hooks_added: list[str]
     hooks_removed: list[str]
     override: tuple[bool, bool] | None
+    #: The required distributions that differ (``requirement_changes``).
+    requires: list[str] = []
 
 
 class ServerChanges(NamedTuple):
@@ -187,6 +220,7 @@ class LockChanges(NamedTuple):
                     "tools": tools(p.tools),
                     "hooks": {"added": p.hooks_added, "removed": p.hooks_removed},
                     "override": pair(p.override),
+                    "requires": list(p.requires),
                 }
                 for p in self.packs
             ],
@@ -249,6 +283,7 @@ def _pack_changes(
         hooks_added,
         hooks_removed,
         (old.override, new.override) if old.override != new.override else None,
+        requirement_changes(old.requires, new.requires),
     )
     if before is not None and after is not None and not _differs(change):
         return None
@@ -264,6 +299,7 @@ def _differs(change: PackChanges) -> bool:
         or change.hooks_added
         or change.hooks_removed
         or change.override
+        or change.requires
     )
 
 
@@ -329,6 +365,7 @@ def changes_text(changes: LockChanges) -> str:
             )
         lines.extend(f"  hook added: {_one_line(h)}" for h in pack.hooks_added)
         lines.extend(f"  hook removed: {_one_line(h)}" for h in pack.hooks_removed)
+        lines.extend(f"  {_one_line(r)}" for r in pack.requires)
         lines.extend(_tool_lines(pack.tools))
     for server in changes.servers:
         lines.append(f"mcp server {_one_line(server.name)}: {server.status}")

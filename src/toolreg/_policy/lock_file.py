@@ -62,6 +62,14 @@ class LockedTool(NamedTuple):
         return result
 
 
+class LockedRequirement(NamedTuple):
+    """A distribution a pack requires, as it was locked: its version and RECORD digest
+    (both "" when it was not installed)."""
+
+    version: str
+    record: str
+
+
 class LockedPack(NamedTuple):
     """A pack as it was locked (or, for a comparison, as it is now)."""
 
@@ -75,6 +83,9 @@ class LockedPack(NamedTuple):
     hooks: tuple[str, ...]
     #: Whether the operator's ``allow_tool_override`` held for it when it was locked.
     override: bool
+    #: The distributions it requires, directly or not, by canonical name (toolreg-core
+    #: and what it requires aside): their code runs when the pack imports it.
+    requires: Mapping[str, LockedRequirement] = {}
 
 
 class LockedServer(NamedTuple):
@@ -236,7 +247,7 @@ def _pack(check: _Shape, where: str, table: Any) -> LockedPack:
     check.keys(
         table,
         where,
-        {"distribution", "version", "record", "override", "hooks", "files", "tools"},
+        {"distribution", "version", "record", "override", "hooks", "files", "tools", "requires"},
     )
     override = table.get("override", False)
     if not isinstance(override, bool):
@@ -248,6 +259,14 @@ def _pack(check: _Shape, where: str, table: Any) -> LockedPack:
     for name, value in files.items():
         if not isinstance(value, str):
             raise check.fail(f"{where}.files.{name}", f"expected a string, got {kind_of(value)}")
+    requires = {}
+    for name, value in check.table(table, "requires", f"{where}.requires").items():
+        at = f"{where}.requires.{name}"
+        value = check.is_table(value, at)
+        check.keys(value, at, {"version", "record"})
+        requires[name] = LockedRequirement(
+            check.string(value, at, "version"), check.string(value, at, "record")
+        )
     return LockedPack(
         distribution=check.string(table, where, "distribution"),
         version=check.string(table, where, "version"),
@@ -256,6 +275,7 @@ def _pack(check: _Shape, where: str, table: Any) -> LockedPack:
         tools=_tools(check, where, table),
         hooks=tuple(hooks),
         override=override,
+        requires=requires,
     )
 
 
@@ -297,6 +317,11 @@ def lock_text(lock: Lock) -> str:
             f"\n[{head}.files]\n",
             *(f"{_key(path)} = {_string(h)}\n" for path, h in sorted(pack.files.items())),
         ]
+        if pack.requires:
+            lines.append(f"\n[{head}.requires]\n")
+            for name, r in sorted(pack.requires.items()):
+                held = f"version = {_string(r.version)}, record = {_string(r.record)}"
+                lines.append(f"{_key(name)} = {{ {held} }}\n")
         lines += _tool_tables(f"{head}.tools", pack.tools)
     for server, locked in sorted(lock.servers.items()):
         lines.append(f"\n[mcp.{_key(server)}]\n")

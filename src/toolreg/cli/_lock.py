@@ -315,12 +315,16 @@ def _tampered(packs: Any) -> dict[str, list[str]]:
     """Each of these packs whose installed files differ from its RECORD, with what differs."""
     from .._discovery.file_hashes import FileHashes
     from .._discovery.record_check import read_record, tampered
+    from .._discovery.requirements import installed_requirements
 
     hashes = FileHashes()
     found = {}
     for pack in packs:
         record = read_record(pack.path)
         problems = tampered(record, hashes) if record is not None else []
+        for name, required in installed_requirements(pack.path).items():
+            if required.record is not None:
+                problems += (f"{name}: {p}" for p in tampered(required.record, hashes))
         if problems:
             found[pack.plugin_id] = problems
     hashes.save()
@@ -330,6 +334,8 @@ def _tampered(packs: Any) -> dict[str, list[str]]:
 def _locked_pack(config: Config, outcome: Any, record: Any, registry: Any) -> LockedPack | None:
     from .._contract.definition_digest import digest, entry_definition
     from .._discovery.record_check import read_record
+    from .._discovery.requirements import installed_requirements
+    from .._loaders.pack_lock import locked_requirements
 
     installed = read_record(record.path)
     if installed is None:
@@ -351,6 +357,7 @@ def _locked_pack(config: Config, outcome: Any, record: Any, registry: Any) -> Lo
         tools=tools,
         hooks=tuple(sorted({*outcome.hooks, *outcome.hooks_withheld})),
         override=config.plugins.entry(outcome.id).allow_tool_override,
+        requires=locked_requirements(installed_requirements(record.path)),
     )
 
 
