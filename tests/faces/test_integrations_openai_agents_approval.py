@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from agents import Agent, ModelResponse, Runner, ToolApprovalItem, Usage
+from agents import Agent, ModelResponse, RunContextWrapper, Runner, ToolApprovalItem, Usage
 from agents.models.interface import Model
 from openai.types.responses import (
     ResponseFunctionToolCall,
@@ -162,3 +162,25 @@ def test_approval_takes_only_its_two_words() -> None:
     registry, _ = approval_registry()
     with pytest.raises(ValueError, match="approval"):
         openai_agents.tools(registry, approval="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_with_no_rules_needs_approval_restores_no_arguments(monkeypatch) -> None:
+    # needs_approval runs before every call: with no [permissions] it answers at once.
+    restored: list[Any] = []
+    strict_schema = openai_agents.strict_schema
+
+    def counting(parameters: dict[str, Any]) -> Any:
+        schema, restore = strict_schema(parameters)
+        return schema, lambda args: restored.append(args) or restore(args)
+
+    monkeypatch.setattr(openai_agents, "strict_schema", counting)
+    registry, _ = approval_registry()
+    registry.set_permissions(None)
+    [tool] = openai_agents.tools(registry)
+    ctx = RunContextWrapper(context=None)
+    assert await tool.needs_approval(ctx, {"path": "a.txt"}, "call_1") is False
+    assert restored == []
+    registry.set_permissions({"ask": ["write_file"]})  # read at each call, not at tools()
+    assert await tool.needs_approval(ctx, {"path": "a.txt"}, "call_1") is True
+    assert restored == [{"path": "a.txt"}]
