@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 import llm
+from test_integrations_llm_chains import llm_models
 
 from conftest import approval_registry
 from toolreg import ToolRegistry
@@ -21,9 +21,6 @@ from toolreg.integrations import llm as toolreg_llm
 
 
 class Scripted:
-    model_id = "scripted"
-    supports_tools = True
-
     def __init__(self, path: str = "a.txt") -> None:
         self.path = path
         self.results: list[llm.ToolResult] = []
@@ -37,14 +34,7 @@ class Scripted:
         return ""
 
 
-class SyncModel(Scripted, llm.Model):
-    def execute(self, prompt, stream, response, conversation) -> Iterator[str]:
-        yield self.reply(prompt, response)
-
-
-class AsyncModel(Scripted, llm.AsyncModel):
-    async def execute(self, prompt, stream, response, conversation) -> AsyncGenerator[str, None]:
-        yield self.reply(prompt, response)
+SyncModel, AsyncModel = llm_models(Scripted)
 
 
 class Confirm:
