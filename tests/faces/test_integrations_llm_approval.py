@@ -122,3 +122,17 @@ def test_an_approval_is_for_the_call_confirmed_only() -> None:
     model = run(registry, None)
     assert ran == ["a.txt"]
     assert "approval_required" in model.results[0].output
+
+
+def test_an_approval_in_a_sync_chain_of_async_tools_ends_with_its_call() -> None:
+    # llm's sync chain runs an async implementation with asyncio.run, in a copy of this
+    # context: the approval given there must not outlive the call it was given for.
+    registry, ran = approval_registry(ask=["write_file"])
+    model = SyncModel("a.txt")
+    hook = toolreg_llm.before_call(Confirm(approve=True), registry)
+    model.chain("go", tools=toolreg_llm.async_tools(registry), before_call=hook).text()
+    assert ran == ["a.txt"]
+    model = SyncModel("b.txt")
+    model.chain("go", tools=toolreg_llm.async_tools(registry)).text()
+    assert ran == ["a.txt"]
+    assert "approval_required" in model.results[0].output
