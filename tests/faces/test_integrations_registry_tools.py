@@ -115,3 +115,16 @@ def test_with_no_rules_the_ask_preview_reads_no_entry() -> None:
     registry.set_permissions({"ask": ["write_file"]})
     assert asks(registry, "write_file", {"path": "a.txt"}) == "write_file"
     assert read == ["write_file"]
+
+
+def test_the_ask_preview_records_and_counts_nothing() -> None:
+    # Only dispatch's judgment is logged and tallied: a preview per call would double them.
+    registry = ToolRegistry()
+    registry.register("write_file", "files", schema("write_file"), lambda args: "wrote")
+    registry.set_permissions({"ask": ["write_file(path=/etc/*)"], "deny": ["write_file(path=~*)"]})
+    decisions, counts = registry.decisions(), registry.permission_counts()
+    assert asks(registry, "write_file", {"path": "/etc/passwd"}) == "write_file(path=/etc/*)"
+    assert asks(registry, "write_file", {"path": "~/.ssh/id"}) is None  # a deny is not asked
+    assert asks(registry, "write_file", {"path": "a.txt"}) is None
+    assert registry.decisions() == decisions
+    assert registry.permission_counts() == counts
