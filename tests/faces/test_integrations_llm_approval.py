@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 import llm
+from test_integrations_llm_chains import llm_models
 
 from conftest import approval_registry
 from toolreg import ToolRegistry
@@ -21,9 +21,6 @@ from toolreg.integrations import llm as toolreg_llm
 
 
 class Scripted:
-    model_id = "scripted"
-    supports_tools = True
-
     def __init__(self, path: str = "a.txt") -> None:
         self.path = path
         self.results: list[llm.ToolResult] = []
@@ -37,14 +34,7 @@ class Scripted:
         return ""
 
 
-class SyncModel(Scripted, llm.Model):
-    def execute(self, prompt, stream, response, conversation) -> Iterator[str]:
-        yield self.reply(prompt, response)
-
-
-class AsyncModel(Scripted, llm.AsyncModel):
-    async def execute(self, prompt, stream, response, conversation) -> AsyncGenerator[str, None]:
-        yield self.reply(prompt, response)
+SyncModel, AsyncModel = llm_models(Scripted)
 
 
 class Confirm:
@@ -130,5 +120,19 @@ def test_an_approval_is_for_the_call_confirmed_only() -> None:
     registry, ran = approval_registry(ask=["write_file"])
     run(registry, Confirm(approve=True))
     model = run(registry, None)
+    assert ran == ["a.txt"]
+    assert "approval_required" in model.results[0].output
+
+
+def test_an_approval_in_a_sync_chain_of_async_tools_ends_with_its_call() -> None:
+    # llm's sync chain runs an async implementation with asyncio.run, in a copy of this
+    # context: the approval given there must not outlive the call it was given for.
+    registry, ran = approval_registry(ask=["write_file"])
+    model = SyncModel("a.txt")
+    hook = toolreg_llm.before_call(Confirm(approve=True), registry)
+    model.chain("go", tools=toolreg_llm.async_tools(registry), before_call=hook).text()
+    assert ran == ["a.txt"]
+    model = SyncModel("b.txt")
+    model.chain("go", tools=toolreg_llm.async_tools(registry)).text()
     assert ran == ["a.txt"]
     assert "approval_required" in model.results[0].output

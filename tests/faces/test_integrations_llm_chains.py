@@ -17,9 +17,6 @@ from toolreg.integrations import llm as toolreg_llm
 class Scripted:
     """A model whose first reply calls ``calls``; later replies say done and keep the results."""
 
-    model_id = "scripted"
-    supports_tools = True
-
     def __init__(self, calls: list[tuple[str, dict[str, Any]]]) -> None:
         self.calls = calls
         self.results: list[llm.ToolResult] = []
@@ -35,14 +32,30 @@ class Scripted:
         return ""
 
 
-class SyncModel(Scripted, llm.Model):
-    def execute(self, prompt, stream, response, conversation) -> Iterator[str]:
-        yield self.reply(prompt, response)
+def llm_models(scripted: type) -> tuple[Any, Any]:
+    """llm's sync and async model classes for ``scripted``, whose ``reply(prompt, response)``
+    answers each prompt: what every llm chain test drives."""
+
+    class SyncModel(scripted, llm.Model):
+        model_id = "scripted"
+        supports_tools = True
+
+        def execute(self, prompt, stream, response, conversation) -> Iterator[str]:
+            yield self.reply(prompt, response)
+
+    class AsyncModel(scripted, llm.AsyncModel):
+        model_id = "scripted"
+        supports_tools = True
+
+        async def execute(
+            self, prompt, stream, response, conversation
+        ) -> AsyncGenerator[str, None]:
+            yield self.reply(prompt, response)
+
+    return SyncModel, AsyncModel
 
 
-class AsyncModel(Scripted, llm.AsyncModel):
-    async def execute(self, prompt, stream, response, conversation) -> AsyncGenerator[str, None]:
-        yield self.reply(prompt, response)
+SyncModel, AsyncModel = llm_models(Scripted)
 
 
 def sleepy_registry() -> ToolRegistry:

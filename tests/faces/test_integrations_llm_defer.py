@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 import llm
 import pytest
+from test_integrations_llm_chains import llm_models
 
 from conftest import schema
 from toolreg import ToolRegistry, ToolSession
@@ -23,9 +23,6 @@ from toolreg.integrations import llm as toolreg_llm
 class Scripted:
     """Searches with ``query``, calls the first tool found with ``args``, then says done;
     records the tools offered at each prompt."""
-
-    model_id = "scripted"
-    supports_tools = True
 
     def __init__(self, query: str, args: dict[str, Any]) -> None:
         self.query, self.args = query, args
@@ -49,14 +46,7 @@ class Scripted:
         return ""
 
 
-class SyncModel(Scripted, llm.Model):
-    def execute(self, prompt, stream, response, conversation) -> Iterator[str]:
-        yield self.reply(prompt, response)
-
-
-class AsyncModel(Scripted, llm.AsyncModel):
-    async def execute(self, prompt, stream, response, conversation) -> AsyncGenerator[str, None]:
-        yield self.reply(prompt, response)
+SyncModel, AsyncModel = llm_models(Scripted)
 
 
 def registry_with_a_hidden_tool(host_registry: ToolRegistry) -> ToolSession:

@@ -12,45 +12,12 @@ import json
 from typing import Any
 
 import pytest
-from agents import Agent, ModelResponse, Runner, ToolApprovalItem, Usage
-from agents.models.interface import Model
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
+from agents import Agent, RunContextWrapper, Runner, ToolApprovalItem
+from test_integrations_openai_agents_runs import Scripted
 
 from conftest import approval_registry
 from toolreg import ToolRegistry
 from toolreg.integrations import openai_agents
-
-
-class Scripted(Model):
-    """Calls ``tool`` with ``arguments`` once, then answers "done"; keeps what it read."""
-
-    def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
-        self.tool, self.arguments = tool, arguments
-        self.seen: list[Any] = []
-
-    async def get_response(self, system_instructions, input, *args: Any, **kwargs: Any):
-        outputs = [
-            i for i in input if isinstance(i, dict) and i.get("type") == "function_call_output"
-        ]
-        if not outputs:
-            call = ResponseFunctionToolCall(
-                type="function_call", call_id="call_1", name=self.tool,
-                arguments=json.dumps(self.arguments),
-            )  # fmt: skip
-            return ModelResponse(output=[call], usage=Usage(), response_id=None)
-        self.seen.extend(o["output"] for o in outputs)
-        text = ResponseOutputText(type="output_text", text="done", annotations=[])
-        message = ResponseOutputMessage(
-            id="m1", type="message", role="assistant", status="completed", content=[text]
-        )
-        return ModelResponse(output=[message], usage=Usage(), response_id=None)
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
 
 
 async def first_run(registry: ToolRegistry, path: str = "a.txt") -> tuple[Agent, Scripted, Any]:
@@ -162,3 +129,25 @@ def test_approval_takes_only_its_two_words() -> None:
     registry, _ = approval_registry()
     with pytest.raises(ValueError, match="approval"):
         openai_agents.tools(registry, approval="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_with_no_rules_needs_approval_restores_no_arguments(monkeypatch) -> None:
+    # needs_approval runs before every call: with no [permissions] it answers at once.
+    restored: list[Any] = []
+    strict_schema = openai_agents.strict_schema
+
+    def counting(parameters: dict[str, Any]) -> Any:
+        schema, restore = strict_schema(parameters)
+        return schema, lambda args: restored.append(args) or restore(args)
+
+    monkeypatch.setattr(openai_agents, "strict_schema", counting)
+    registry, _ = approval_registry()
+    registry.set_permissions(None)
+    [tool] = openai_agents.tools(registry)
+    ctx = RunContextWrapper(context=None)
+    assert await tool.needs_approval(ctx, {"path": "a.txt"}, "call_1") is False
+    assert restored == []
+    registry.set_permissions({"ask": ["write_file"]})  # read at each call, not at tools()
+    assert await tool.needs_approval(ctx, {"path": "a.txt"}, "call_1") is True
+    assert restored == [{"path": "a.txt"}]

@@ -36,7 +36,8 @@ from toolreg.integrations import openai_agents
 
 
 class Scripted(Model):
-    """Calls ``tool`` with ``arguments`` once, then answers with what the tool returned."""
+    """Calls ``tool`` with ``arguments`` once, then answers "done"; keeps what it read
+    (``seen``) and the tools it was offered at each turn (``offered``)."""
 
     def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
         self.tool, self.arguments = tool, arguments

@@ -155,3 +155,23 @@ def test_a_tool_parameter_named_ctx_reaches_the_handler() -> None:
 
     Agent(FunctionModel(model), tools=pydantic_ai.tools(registry)).run_sync("go")
     assert read == ["got x"]
+
+
+def test_approved_with_override_args_the_rules_judge_the_new_arguments() -> None:
+    # The host's approval rewrites the arguments: a deny rule still holds for them.
+    registry, ran = approval_registry(ask=["write_file"], deny=["write_file(path=/etc/*)"])
+    model = Scripted("a.txt")
+    agent = agent_for(registry, model)
+    first = agent.run_sync("write it")
+    override = ToolApproved(override_args={"path": "/etc/passwd"})
+    approvals = DeferredToolResults(approvals={"call_1": override})
+    agent.run_sync(message_history=first.all_messages(), deferred_tool_results=approvals)
+    assert ran == [] and json.loads(model.read[0])["code"] == "denied"
+    # Arguments no rule denies run as overridden.
+    model = Scripted("a.txt")
+    agent = agent_for(registry, model)
+    first = agent.run_sync("write it")
+    override = ToolApproved(override_args={"path": "b.txt"})
+    approvals = DeferredToolResults(approvals={"call_1": override})
+    agent.run_sync(message_history=first.all_messages(), deferred_tool_results=approvals)
+    assert ran == ["b.txt"] and model.read == ["wrote b.txt"]

@@ -6,11 +6,18 @@ import logging
 import pickle
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
+from conftest import schema
 from toolreg import ToolRegistry
-from toolreg.integrations._registry_tools import ToolCallFailed, available_tools, failure
+from toolreg.integrations._registry_tools import (
+    ToolCallFailed,
+    asks,
+    available_tools,
+    failure,
+)
 
 FRAMEWORKS = {
     # module: (top-level package it needs, extra)
@@ -90,3 +97,34 @@ def test_a_failed_call_is_an_exception_that_survives_pickling(host_registry) -> 
     )
     assert str(copy) == failed.result
     assert failure("greet", host_registry.dispatch("greet", {"name": "Ada"})) is None
+
+
+def test_with_no_rules_the_ask_preview_reads_no_entry() -> None:
+    # Every integration previews each call; a registry subclass's get_entry may be costly.
+    read: list[str] = []
+
+    class Counting(ToolRegistry):
+        def get_entry(self, name: str) -> Any:
+            read.append(name)
+            return super().get_entry(name)
+
+    registry = Counting()
+    registry.register("write_file", "files", schema("write_file"), lambda args: "wrote")
+    assert asks(registry, "write_file", {"path": "a.txt"}) is None
+    assert read == []
+    registry.set_permissions({"ask": ["write_file"]})
+    assert asks(registry, "write_file", {"path": "a.txt"}) == "write_file"
+    assert read == ["write_file"]
+
+
+def test_the_ask_preview_records_and_counts_nothing() -> None:
+    # Only dispatch's judgment is logged and tallied: a preview per call would double them.
+    registry = ToolRegistry()
+    registry.register("write_file", "files", schema("write_file"), lambda args: "wrote")
+    registry.set_permissions({"ask": ["write_file(path=/etc/*)"], "deny": ["write_file(path=~*)"]})
+    decisions, counts = registry.decisions(), registry.permission_counts()
+    assert asks(registry, "write_file", {"path": "/etc/passwd"}) == "write_file(path=/etc/*)"
+    assert asks(registry, "write_file", {"path": "~/.ssh/id"}) is None  # a deny is not asked
+    assert asks(registry, "write_file", {"path": "a.txt"}) is None
+    assert registry.decisions() == decisions
+    assert registry.permission_counts() == counts

@@ -62,9 +62,11 @@ from toolreg import ToolRegistry, ToolSession
 
 __all__ = ["ToolCallFailed", "async_tools", "before_call", "tools"]
 
-#: The tool whose call ``before_call``'s ``confirm`` has just approved, read (and
-#: cleared) by that call's implementation, which llm runs next in the same context.
-_approved: ContextVar[str | None] = ContextVar("toolreg_llm_approved", default=None)
+#: The tool whose call ``before_call``'s ``confirm`` has just approved, in a one-item
+#: list that call's implementation (llm runs it next) empties. Emptied, not reset: a sync
+#: chain runs an async implementation with ``asyncio.run``, in a copy of this context,
+#: and the approval must end there too, not wait for a later call of the tool.
+_approved: ContextVar[list[str] | None] = ContextVar("toolreg_llm_approved", default=None)
 
 
 def before_call(
@@ -92,7 +94,7 @@ def before_call(
         answer = confirm(tool, tool_call)
         if inspect.isawaitable(answer):
             return _approve_after(answer, tool_call.name)
-        _approved.set(tool_call.name)
+        _approved.set([tool_call.name])
         return None
 
     return check
@@ -100,14 +102,15 @@ def before_call(
 
 async def _approve_after(answer: Any, name: str) -> None:
     await answer  # CancelToolCall propagates: llm cancels the call
-    _approved.set(name)  # awaited in the task that runs the call next
+    _approved.set([name])  # awaited in the task that runs the call next
 
 
 def _approval(name: str) -> Any:
     """The per-call approver for this call if ``before_call`` approved it, else None."""
-    if _approved.get() != name:
+    approved = _approved.get()
+    if approved != [name]:
         return None
-    _approved.set(None)
+    approved.clear()
     return allow_approved(name)
 
 

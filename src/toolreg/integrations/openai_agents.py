@@ -232,6 +232,8 @@ def _function_tool(
         ctx: RunContextWrapper[Any], parameters: dict[str, Any], call_id: str
     ) -> bool:
         # Read on every call: the operator's rules (and an ask_unless_read_only) now.
+        if registry.permissions is None:  # no rules: the arguments are not restored for nothing
+            return False
         arguments = parameters if restore is None else restore(parameters)
         return asks(registry, spec.name, arguments) is not None
 
