@@ -8,14 +8,25 @@ its log, so the tests see whether it ran.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from serve_harness import HttpServer, ServeSetup, run, stdio_client_for, text_of
+from serve_harness import (
+    HttpServer,
+    ServeSetup,
+    User,
+    accept,
+    approval_target,
+    assert_asked_to_approve_hold,
+    decline,
+    error_of,
+    run,
+    stdio_client_for,
+    text_of,
+    with_rules,
+)
 
 pytest.importorskip("mcp")
 
@@ -29,45 +40,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 RULES = '[permissions]\nask = ["hold"]\ndeny = ["greet"]\n'
 
 
-class User:
-    """An ``elicitation_callback`` that keeps each request and answers with ``answer``."""
-
-    def __init__(self, answer: Callable[[], Any]) -> None:
-        self.answer = answer
-        self.asked: list[Any] = []
-
-    async def __call__(self, context: Any, params: Any) -> Any:
-        self.asked.append(params)
-        return self.answer()
-
-
-def accept(approve: bool = True) -> Any:
-    return lambda: types.ElicitResult(action="accept", content={"approve": approve})
-
-
-def decline() -> Any:
-    return lambda: types.ElicitResult(action="decline")
-
-
 @pytest.fixture
 def asking(serve_setup: ServeSetup) -> ServeSetup:
-    Path(serve_setup.env["HOLD_RELEASE"]).touch()  # a hold that runs returns at once
-    serve_setup.config.write_text(serve_setup.config.read_text() + RULES)
-    return serve_setup
-
-
-def target_for(
-    transport: str, setup: ServeSetup, http_server: Callable[..., HttpServer], *extra: str
-) -> Any:
-    toolsets = ("--toolset", "demo", "--toolset", "slow", *extra)
-    return (
-        stdio_client_for(setup, *toolsets) if transport == "stdio" else http_server(*toolsets).url
-    )
-
-
-def error_of(result: Any) -> dict[str, Any]:
-    assert result.is_error
-    return json.loads(text_of(result))
+    return with_rules(serve_setup, RULES)
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -75,7 +50,7 @@ def test_an_accepted_ask_runs_the_tool(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
     user = User(accept())
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target, mode="legacy", elicitation_callback=user) as client:
@@ -86,11 +61,7 @@ def test_an_accepted_ask_runs_the_tool(
     run(session)
     assert asking.holds() == ["start yes", "end yes"]
     [params] = user.asked
-    assert params.mode == "form"
-    assert "Tool hold needs your approval" in params.message
-    assert "'hold'" in params.message  # the rule that asked
-    assert '{"tag": "yes"}' in params.message
-    assert params.requested_schema["properties"]["approve"]["type"] == "boolean"
+    assert_asked_to_approve_hold(params, '{"tag": "yes"}')
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -98,7 +69,7 @@ def test_a_declined_ask_is_denied_and_never_runs(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
     user = User(decline())
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target, mode="legacy", elicitation_callback=user) as client:

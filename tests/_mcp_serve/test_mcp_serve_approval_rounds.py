@@ -20,7 +20,20 @@ from typing import Any
 
 import pytest
 
-from serve_harness import HttpServer, ServeSetup, run, stdio_client_for, text_of
+from serve_harness import (
+    HttpServer,
+    ServeSetup,
+    User,
+    accept,
+    approval_target,
+    assert_asked_to_approve_hold,
+    decline,
+    error_of,
+    run,
+    stdio_client_for,
+    text_of,
+    with_rules,
+)
 
 pytest.importorskip("mcp")
 
@@ -37,53 +50,15 @@ posix_only = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP is
 RULES = '[permissions]\nask = ["hold", "whoami"]\ndeny = ["greet"]\n'
 
 
-class User:
-    """An ``elicitation_callback`` that keeps each request and answers with ``answer``."""
-
-    def __init__(self, answer: Callable[[], Any]) -> None:
-        self.answer = answer
-        self.asked: list[Any] = []
-
-    async def __call__(self, context: Any, params: Any) -> Any:
-        self.asked.append(params)
-        return self.answer()
-
-
-def accept(approve: bool = True) -> Any:
-    return lambda: types.ElicitResult(action="accept", content={"approve": approve})
-
-
-def decline() -> Any:
-    return lambda: types.ElicitResult(action="decline")
-
-
 APPROVED = {INPUT_KEY: types.ElicitResult(action="accept", content={"approve": True})}
 
 
 @pytest.fixture
 def asking(serve_setup: ServeSetup) -> ServeSetup:
-    Path(serve_setup.env["HOLD_RELEASE"]).touch()  # a hold that runs returns at once
-    serve_setup.config.write_text(serve_setup.config.read_text() + RULES)
-    return serve_setup
+    return with_rules(serve_setup, RULES)
 
 
 TRANSPORTS = ["stdio", "http", "stateless"]
-
-
-def target_for(
-    transport: str, setup: ServeSetup, http_server: Callable[..., HttpServer], *extra: str
-) -> Any:
-    toolsets = ("--toolset", "demo", "--toolset", "slow", *extra)
-    if transport == "stdio":
-        return stdio_client_for(setup, *toolsets)
-    if transport == "stateless":
-        return http_server(*toolsets, "--stateless").url
-    return http_server(*toolsets).url
-
-
-def error_of(result: Any) -> dict[str, Any]:
-    assert result.is_error
-    return json.loads(text_of(result))
 
 
 async def first_round(client: Client, name: str, arguments: dict[str, Any]) -> Any:
@@ -122,7 +97,7 @@ def test_an_approved_round_trip_runs_the_tool(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
     user = User(accept())
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target, elicitation_callback=user) as client:
@@ -134,11 +109,7 @@ def test_an_approved_round_trip_runs_the_tool(
     run(session)
     assert asking.holds() == ["start yes", "end yes"]
     [params] = user.asked
-    assert params.mode == "form"
-    assert "Tool hold needs your approval" in params.message
-    assert "'hold'" in params.message  # the rule that asked
-    assert '{"tag": "yes"}' in params.message
-    assert params.requested_schema["properties"]["approve"]["type"] == "boolean"
+    assert_asked_to_approve_hold(params, '{"tag": "yes"}')
 
 
 @pytest.mark.parametrize("transport", ["stdio", "stateless"])
@@ -146,7 +117,7 @@ def test_a_declined_round_trip_is_denied_with_the_reason(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
     user = User(decline())
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target, elicitation_callback=user) as client:
@@ -168,7 +139,7 @@ def test_a_declined_round_trip_is_denied_with_the_reason(
 def test_a_2026_07_28_client_without_elicitation_gets_approval_required(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target) as client:
@@ -200,7 +171,7 @@ def test_a_deny_rule_is_never_asked(asking: ServeSetup) -> None:
 def test_a_tampered_state_is_refused(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target, elicitation_callback=User(accept())) as client:
@@ -220,7 +191,7 @@ def test_a_tampered_state_is_refused(
 def test_a_state_replayed_for_other_arguments_or_another_tool_is_refused(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target, elicitation_callback=User(accept())) as client:

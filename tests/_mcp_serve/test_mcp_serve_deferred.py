@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from serve_harness import PLUGIN, HttpServer, ServeSetup, run, stdio_client_for
+from serve_harness import PLUGIN, HttpServer, ServeSetup, run, stdio_client_for, text_of
 
 pytest.importorskip("mcp")
 
@@ -64,10 +64,6 @@ QUERY = {"query": "weather forecast for a city"}
 def deferred_setup(serve_setup: ServeSetup) -> ServeSetup:
     serve_setup.plugin.write_text(PLUGIN + TOOLS)
     return serve_setup
-
-
-def text_of(result: Any) -> str:
-    return "".join(block.text for block in result.content if block.type == "text")
 
 
 async def names(client: Client) -> list[str]:
