@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from conftest import approval_registry
 from serve_harness import (
     HttpServer,
     ServeSetup,
@@ -34,6 +35,7 @@ import mcp_types as types  # noqa: E402
 from mcp import Client  # noqa: E402
 
 from toolreg._mcp_serve.server_approval import message_for  # noqa: E402
+from toolreg.serve import ToolServer  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -181,3 +183,83 @@ def test_the_message_is_bounded_and_one_line_per_part() -> None:
     assert message_for("t", {}, None).startswith(
         'Tool t needs your approval (the operator\'s default ("ask") asks).'
     )
+
+
+# In process (the SDK's in-memory transport): what a hostile or broken client answers.
+
+
+def served(user: Any, mode: str = "modern") -> tuple[Any, Any, list[str]]:
+    """A ``Client`` of an in-process ``ToolServer`` whose ``write_file`` an ``ask`` rule
+    stops, its registry, and the paths it ran for."""
+    registry, ran = approval_registry(ask=["write_file"])
+    kwargs: dict[str, Any] = {"mode": "legacy"} if mode == "legacy" else {}
+    client = Client(ToolServer(registry).server, elicitation_callback=user, **kwargs)
+    return client, registry, ran
+
+
+def broken(context: Any, params: Any) -> Any:
+    raise RuntimeError("the client's UI crashed")
+
+
+@pytest.mark.parametrize("mode", ["legacy", "modern"])
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (lambda: types.ElicitResult(action="cancel"), "the user cancelled the approval"),
+        # Only the boolean true approves: a truthy look-alike is no approval.
+        (
+            lambda: types.ElicitResult(action="accept", content={"approve": "true"}),
+            "did not approve",
+        ),
+        (lambda: types.ElicitResult(action="accept", content={"approve": 1}), "did not approve"),
+        (lambda: types.ElicitResult(action="accept"), "did not approve"),
+    ],
+    ids=["cancel", "approve-string", "approve-1", "accept-empty"],
+)
+def test_anything_but_an_accept_with_approve_true_denies(
+    mode: str, answer: Callable[[], Any], reason: str
+) -> None:
+    user = User(answer)
+    client, _, ran = served(user, mode)
+
+    async def session() -> None:
+        async with client:
+            error = error_of(await client.call_tool("write_file", {"path": "x"}))
+            assert error["code"] == "denied"
+            assert reason in error["error"]
+
+    run(session)
+    assert ran == []
+    assert len(user.asked) == 1
+
+
+def test_a_client_whose_elicitation_fails_is_denied() -> None:
+    client, _, ran = served(broken, "legacy")
+
+    async def session() -> None:
+        async with client:
+            error = error_of(await client.call_tool("write_file", {"path": "x"}))
+            assert error["code"] == "denied"
+            assert "the client could not be asked" in error["error"]
+
+    run(session)
+    assert ran == []
+
+
+def test_each_round_trip_is_in_the_decision_log() -> None:
+    client, registry, ran = served(User(accept()))
+
+    async def session() -> None:
+        async with client:
+            result = await client.call_tool("write_file", {"path": "x"})
+            assert not result.is_error, text_of(result)
+
+    run(session)
+    assert ran == ["x"]
+    calls = [d for d in registry.decisions() if d.tool == "write_file" and d.action == "asked"]
+    assert [d.reason for d in calls] == [
+        "denied by the approver: the client's user is asked first;"
+        " the client retries with the answer",
+        "allowed by the approver",
+    ]
+    assert {d.rule for d in calls} == {"write_file"}
