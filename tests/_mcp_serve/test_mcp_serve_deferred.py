@@ -330,3 +330,37 @@ def test_the_config_turns_it_on_and_the_flag_wins(deferred_setup: ServeSetup) ->
             assert len(await names(client)) == 2004
 
     run(session, timeout=60)
+
+
+def test_a_found_tool_that_becomes_unavailable_is_neither_listed_nor_called() -> None:
+    registry = _registry()
+    up = [True]
+    registry.register(
+        "storm_forecast",
+        "weather",
+        {
+            "name": "storm_forecast",
+            "description": "Storm forecast for a city.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+        lambda args: "storm",
+        check_fn=lambda: up[0],
+    )
+    server = ToolServer(registry, deferred=True, page_size=1)
+
+    async def session() -> None:
+        async with Client(server.server, mode="legacy") as client:
+            answer = await search(client, {"query": "storm forecast city", "limit": 5})
+            assert "storm_forecast" in [tool["name"] for tool in answer["tools"]]
+            assert "storm_forecast" in await names(client)
+            up[0] = False
+            registry.invalidate_check_fn_cache()
+            assert "storm_forecast" not in await names(client)
+            # Nor on the page a cursor made up to land right before it.
+            forged = await client.list_tools(
+                cursor=server.cursors.make("storm_forecasa"), cache_mode="refresh"
+            )
+            assert [tool.name for tool in forged.tools] == ["tool_search"]
+            await assert_unknown_tool(client, "storm_forecast")
+
+    run(session)
