@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from conftest import approval_registry
 from serve_harness import (
     HttpServer,
     ServeSetup,
@@ -43,6 +44,7 @@ from mcp import Client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from toolreg._mcp_serve.server_approval import INPUT_KEY  # noqa: E402
+from toolreg.serve import ToolServer  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 posix_only = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP is POSIX-only")
@@ -293,6 +295,14 @@ async def reloaded(server: HttpServer, client: Client, config: Path, rules: str)
     raise AssertionError("the server did not reload its rules")
 
 
+async def asked_then_reloaded(server: HttpServer, client: Client, config: Path, rule: str) -> str:
+    """The state of a question about ``hold`` ``{"tag": "now"}``, then ``rule`` the only
+    permission, reloaded."""
+    state = (await first_round(client, "hold", {"tag": "now"})).request_state
+    await reloaded(server, client, config, f"[permissions]\n{rule}\n")
+    return state
+
+
 @posix_only
 def test_an_approval_never_turns_a_later_deny_into_an_allow(
     asking: ServeSetup, http_server: Callable[..., HttpServer]
@@ -301,8 +311,7 @@ def test_an_approval_never_turns_a_later_deny_into_an_allow(
 
     async def session() -> None:
         async with Client(server.url, elicitation_callback=User(accept())) as client:
-            state = (await first_round(client, "hold", {"tag": "now"})).request_state
-            await reloaded(server, client, asking.config, '[permissions]\ndeny = ["hold"]\n')
+            state = await asked_then_reloaded(server, client, asking.config, 'deny = ["hold"]')
             error = error_of(await answer(client, "hold", {"tag": "now"}, state))
             assert error["code"] == "denied"
             assert error["rule"] == "hold"
@@ -319,11 +328,58 @@ def test_an_approval_of_another_rule_is_asked_again(
 
     async def session() -> None:
         async with Client(server.url, elicitation_callback=User(accept())) as client:
-            state = (await first_round(client, "hold", {"tag": "now"})).request_state
-            await reloaded(server, client, asking.config, '[permissions]\nask = ["hold*"]\n')
+            state = await asked_then_reloaded(server, client, asking.config, 'ask = ["hold*"]')
             again = await answer(client, "hold", {"tag": "now"}, state)
             assert isinstance(again, types.InputRequiredResult)
             assert "'hold*'" in again.input_requests[INPUT_KEY].params.message
 
     run(session)
     assert asking.holds() == []
+
+
+@posix_only
+def test_a_call_an_allow_rule_now_allows_runs_without_the_answer(
+    asking: ServeSetup, http_server: Callable[..., HttpServer]
+) -> None:
+    server = http_server("--toolset", "slow", "--stateless")
+
+    async def session() -> None:
+        async with Client(server.url, elicitation_callback=User(accept())) as client:
+            state = await asked_then_reloaded(server, client, asking.config, 'allow = ["hold"]')
+            result = await answer(client, "hold", {"tag": "now"}, state, responses=None)
+            assert isinstance(result, types.CallToolResult)
+            assert text_of(result) == "released now"
+
+    run(session)
+    assert asking.holds()[-2:] == ["start now", "end now"]
+
+
+@pytest.mark.parametrize(
+    "response",
+    [types.ListRootsResult(roots=[]), types.ElicitResult(action="cancel")],
+    ids=["not-an-elicitation", "cancel"],
+)
+def test_an_answer_that_is_no_approval_is_denied(response: Any) -> None:
+    """In process: a retry whose answer is another kind of result, or a cancel, denies;
+    a cancel is an answer, so its state approves nothing after it."""
+    registry, ran = approval_registry(ask=["write_file"])
+
+    async def session() -> None:
+        async with Client(
+            ToolServer(registry).server, elicitation_callback=User(accept())
+        ) as client:
+            arguments = {"path": "x"}
+            state = (await first_round(client, "write_file", arguments)).request_state
+            error = error_of(
+                await answer(client, "write_file", arguments, state, {INPUT_KEY: response})
+            )
+            assert error["code"] == "denied"
+            if isinstance(response, types.ElicitResult):
+                assert "the user cancelled the approval" in error["error"]
+                error = error_of(await answer(client, "write_file", arguments, state))
+                assert "this approval was already used" in error["error"]
+            else:
+                assert "not an elicitation result" in error["error"]
+
+    run(session)
+    assert ran == []
