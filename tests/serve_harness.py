@@ -237,6 +237,66 @@ def text_of(result: Any) -> str:
     return "".join(block.text for block in result.content if block.type == "text")
 
 
+class User:
+    """An ``elicitation_callback`` that keeps each request and answers with ``answer``."""
+
+    def __init__(self, answer: Callable[[], Any]) -> None:
+        self.answer = answer
+        self.asked: list[Any] = []
+
+    async def __call__(self, context: Any, params: Any) -> Any:
+        self.asked.append(params)
+        return self.answer()
+
+
+def accept(approve: bool = True) -> Callable[[], Any]:
+    """A ``User`` answer: the form accepted, ``approve`` ticked or not."""
+    import mcp_types as types
+
+    return lambda: types.ElicitResult(action="accept", content={"approve": approve})
+
+
+def decline() -> Callable[[], Any]:
+    """A ``User`` answer: the form declined."""
+    import mcp_types as types
+
+    return lambda: types.ElicitResult(action="decline")
+
+
+def assert_asked_to_approve_hold(params: Any, arguments: str) -> None:
+    """``params`` is the form that asks the user about ``hold`` (its rule) with ``arguments``."""
+    assert params.mode == "form"
+    assert "Tool hold needs your approval" in params.message
+    assert "'hold'" in params.message  # the rule that asked
+    assert arguments in params.message
+    assert params.requested_schema["properties"]["approve"]["type"] == "boolean"
+
+
+def with_rules(setup: ServeSetup, rules: str) -> ServeSetup:
+    """``setup`` with ``rules`` appended to its config; a ``hold`` that runs returns at once."""
+    setup.release_holds()
+    setup.config.write_text(setup.config.read_text() + rules)
+    return setup
+
+
+def error_of(result: Any) -> dict[str, Any]:
+    """The JSON error of a tool result that is one."""
+    assert result.is_error
+    return json.loads(text_of(result))
+
+
+def approval_target(
+    transport: str, setup: ServeSetup, http_server: Callable[..., HttpServer], *extra: str
+) -> Any:
+    """A ``Client`` target serving ``demo`` and ``slow``: "stdio", "http" or "stateless" (HTTP)."""
+    toolsets = ("--toolset", "demo", "--toolset", "slow", *extra)
+    if transport == "stdio":
+        return stdio_client_for(setup, *toolsets)
+    if transport == "stateless":
+        return http_server(*toolsets, "--stateless").url
+    return http_server(*toolsets).url
+
+
 class HttpServer:
     """``toolreg serve --transport http --port 0`` in a subprocess; finds its URL on stderr.
 

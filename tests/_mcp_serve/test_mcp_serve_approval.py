@@ -8,14 +8,26 @@ its log, so the tests see whether it ran.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from serve_harness import HttpServer, ServeSetup, run, stdio_client_for, text_of
+from conftest import approval_registry
+from serve_harness import (
+    HttpServer,
+    ServeSetup,
+    User,
+    accept,
+    approval_target,
+    assert_asked_to_approve_hold,
+    decline,
+    error_of,
+    run,
+    stdio_client_for,
+    text_of,
+    with_rules,
+)
 
 pytest.importorskip("mcp")
 
@@ -23,51 +35,16 @@ import mcp_types as types  # noqa: E402
 from mcp import Client  # noqa: E402
 
 from toolreg._mcp_serve.server_approval import message_for  # noqa: E402
+from toolreg.serve import ToolServer  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 RULES = '[permissions]\nask = ["hold"]\ndeny = ["greet"]\n'
 
 
-class User:
-    """An ``elicitation_callback`` that keeps each request and answers with ``answer``."""
-
-    def __init__(self, answer: Callable[[], Any]) -> None:
-        self.answer = answer
-        self.asked: list[Any] = []
-
-    async def __call__(self, context: Any, params: Any) -> Any:
-        self.asked.append(params)
-        return self.answer()
-
-
-def accept(approve: bool = True) -> Any:
-    return lambda: types.ElicitResult(action="accept", content={"approve": approve})
-
-
-def decline() -> Any:
-    return lambda: types.ElicitResult(action="decline")
-
-
 @pytest.fixture
 def asking(serve_setup: ServeSetup) -> ServeSetup:
-    Path(serve_setup.env["HOLD_RELEASE"]).touch()  # a hold that runs returns at once
-    serve_setup.config.write_text(serve_setup.config.read_text() + RULES)
-    return serve_setup
-
-
-def target_for(
-    transport: str, setup: ServeSetup, http_server: Callable[..., HttpServer], *extra: str
-) -> Any:
-    toolsets = ("--toolset", "demo", "--toolset", "slow", *extra)
-    return (
-        stdio_client_for(setup, *toolsets) if transport == "stdio" else http_server(*toolsets).url
-    )
-
-
-def error_of(result: Any) -> dict[str, Any]:
-    assert result.is_error
-    return json.loads(text_of(result))
+    return with_rules(serve_setup, RULES)
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -75,7 +52,7 @@ def test_an_accepted_ask_runs_the_tool(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
     user = User(accept())
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target, mode="legacy", elicitation_callback=user) as client:
@@ -86,11 +63,7 @@ def test_an_accepted_ask_runs_the_tool(
     run(session)
     assert asking.holds() == ["start yes", "end yes"]
     [params] = user.asked
-    assert params.mode == "form"
-    assert "Tool hold needs your approval" in params.message
-    assert "'hold'" in params.message  # the rule that asked
-    assert '{"tag": "yes"}' in params.message
-    assert params.requested_schema["properties"]["approve"]["type"] == "boolean"
+    assert_asked_to_approve_hold(params, '{"tag": "yes"}')
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -98,7 +71,7 @@ def test_a_declined_ask_is_denied_and_never_runs(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
     user = User(decline())
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target, mode="legacy", elicitation_callback=user) as client:
@@ -210,3 +183,83 @@ def test_the_message_is_bounded_and_one_line_per_part() -> None:
     assert message_for("t", {}, None).startswith(
         'Tool t needs your approval (the operator\'s default ("ask") asks).'
     )
+
+
+# In process (the SDK's in-memory transport): what a hostile or broken client answers.
+
+
+def served(user: Any, mode: str = "modern") -> tuple[Any, Any, list[str]]:
+    """A ``Client`` of an in-process ``ToolServer`` whose ``write_file`` an ``ask`` rule
+    stops, its registry, and the paths it ran for."""
+    registry, ran = approval_registry(ask=["write_file"])
+    kwargs: dict[str, Any] = {"mode": "legacy"} if mode == "legacy" else {}
+    client = Client(ToolServer(registry).server, elicitation_callback=user, **kwargs)
+    return client, registry, ran
+
+
+def broken(context: Any, params: Any) -> Any:
+    raise RuntimeError("the client's UI crashed")
+
+
+@pytest.mark.parametrize("mode", ["legacy", "modern"])
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (lambda: types.ElicitResult(action="cancel"), "the user cancelled the approval"),
+        # Only the boolean true approves: a truthy look-alike is no approval.
+        (
+            lambda: types.ElicitResult(action="accept", content={"approve": "true"}),
+            "did not approve",
+        ),
+        (lambda: types.ElicitResult(action="accept", content={"approve": 1}), "did not approve"),
+        (lambda: types.ElicitResult(action="accept"), "did not approve"),
+    ],
+    ids=["cancel", "approve-string", "approve-1", "accept-empty"],
+)
+def test_anything_but_an_accept_with_approve_true_denies(
+    mode: str, answer: Callable[[], Any], reason: str
+) -> None:
+    user = User(answer)
+    client, _, ran = served(user, mode)
+
+    async def session() -> None:
+        async with client:
+            error = error_of(await client.call_tool("write_file", {"path": "x"}))
+            assert error["code"] == "denied"
+            assert reason in error["error"]
+
+    run(session)
+    assert ran == []
+    assert len(user.asked) == 1
+
+
+def test_a_client_whose_elicitation_fails_is_denied() -> None:
+    client, _, ran = served(broken, "legacy")
+
+    async def session() -> None:
+        async with client:
+            error = error_of(await client.call_tool("write_file", {"path": "x"}))
+            assert error["code"] == "denied"
+            assert "the client could not be asked" in error["error"]
+
+    run(session)
+    assert ran == []
+
+
+def test_each_round_trip_is_in_the_decision_log() -> None:
+    client, registry, ran = served(User(accept()))
+
+    async def session() -> None:
+        async with client:
+            result = await client.call_tool("write_file", {"path": "x"})
+            assert not result.is_error, text_of(result)
+
+    run(session)
+    assert ran == ["x"]
+    calls = [d for d in registry.decisions() if d.tool == "write_file" and d.action == "asked"]
+    assert [d.reason for d in calls] == [
+        "denied by the approver: the client's user is asked first;"
+        " the client retries with the answer",
+        "allowed by the approver",
+    ]
+    assert {d.rule for d in calls} == {"write_file"}

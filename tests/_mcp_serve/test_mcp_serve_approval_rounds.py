@@ -20,7 +20,21 @@ from typing import Any
 
 import pytest
 
-from serve_harness import HttpServer, ServeSetup, run, stdio_client_for, text_of
+from conftest import approval_registry
+from serve_harness import (
+    HttpServer,
+    ServeSetup,
+    User,
+    accept,
+    approval_target,
+    assert_asked_to_approve_hold,
+    decline,
+    error_of,
+    run,
+    stdio_client_for,
+    text_of,
+    with_rules,
+)
 
 pytest.importorskip("mcp")
 
@@ -30,6 +44,7 @@ from mcp import Client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from toolreg._mcp_serve.server_approval import INPUT_KEY  # noqa: E402
+from toolreg.serve import ToolServer  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 posix_only = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP is POSIX-only")
@@ -37,53 +52,15 @@ posix_only = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP is
 RULES = '[permissions]\nask = ["hold", "whoami"]\ndeny = ["greet"]\n'
 
 
-class User:
-    """An ``elicitation_callback`` that keeps each request and answers with ``answer``."""
-
-    def __init__(self, answer: Callable[[], Any]) -> None:
-        self.answer = answer
-        self.asked: list[Any] = []
-
-    async def __call__(self, context: Any, params: Any) -> Any:
-        self.asked.append(params)
-        return self.answer()
-
-
-def accept(approve: bool = True) -> Any:
-    return lambda: types.ElicitResult(action="accept", content={"approve": approve})
-
-
-def decline() -> Any:
-    return lambda: types.ElicitResult(action="decline")
-
-
 APPROVED = {INPUT_KEY: types.ElicitResult(action="accept", content={"approve": True})}
 
 
 @pytest.fixture
 def asking(serve_setup: ServeSetup) -> ServeSetup:
-    Path(serve_setup.env["HOLD_RELEASE"]).touch()  # a hold that runs returns at once
-    serve_setup.config.write_text(serve_setup.config.read_text() + RULES)
-    return serve_setup
+    return with_rules(serve_setup, RULES)
 
 
 TRANSPORTS = ["stdio", "http", "stateless"]
-
-
-def target_for(
-    transport: str, setup: ServeSetup, http_server: Callable[..., HttpServer], *extra: str
-) -> Any:
-    toolsets = ("--toolset", "demo", "--toolset", "slow", *extra)
-    if transport == "stdio":
-        return stdio_client_for(setup, *toolsets)
-    if transport == "stateless":
-        return http_server(*toolsets, "--stateless").url
-    return http_server(*toolsets).url
-
-
-def error_of(result: Any) -> dict[str, Any]:
-    assert result.is_error
-    return json.loads(text_of(result))
 
 
 async def first_round(client: Client, name: str, arguments: dict[str, Any]) -> Any:
@@ -122,7 +99,7 @@ def test_an_approved_round_trip_runs_the_tool(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
     user = User(accept())
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target, elicitation_callback=user) as client:
@@ -134,11 +111,7 @@ def test_an_approved_round_trip_runs_the_tool(
     run(session)
     assert asking.holds() == ["start yes", "end yes"]
     [params] = user.asked
-    assert params.mode == "form"
-    assert "Tool hold needs your approval" in params.message
-    assert "'hold'" in params.message  # the rule that asked
-    assert '{"tag": "yes"}' in params.message
-    assert params.requested_schema["properties"]["approve"]["type"] == "boolean"
+    assert_asked_to_approve_hold(params, '{"tag": "yes"}')
 
 
 @pytest.mark.parametrize("transport", ["stdio", "stateless"])
@@ -146,7 +119,7 @@ def test_a_declined_round_trip_is_denied_with_the_reason(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
     user = User(decline())
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target, elicitation_callback=user) as client:
@@ -168,7 +141,7 @@ def test_a_declined_round_trip_is_denied_with_the_reason(
 def test_a_2026_07_28_client_without_elicitation_gets_approval_required(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target) as client:
@@ -200,7 +173,7 @@ def test_a_deny_rule_is_never_asked(asking: ServeSetup) -> None:
 def test_a_tampered_state_is_refused(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target, elicitation_callback=User(accept())) as client:
@@ -220,7 +193,7 @@ def test_a_tampered_state_is_refused(
 def test_a_state_replayed_for_other_arguments_or_another_tool_is_refused(
     transport: str, asking: ServeSetup, http_server: Callable[..., HttpServer]
 ) -> None:
-    target = target_for(transport, asking, http_server)
+    target = approval_target(transport, asking, http_server)
 
     async def session() -> None:
         async with Client(target, elicitation_callback=User(accept())) as client:
@@ -322,6 +295,14 @@ async def reloaded(server: HttpServer, client: Client, config: Path, rules: str)
     raise AssertionError("the server did not reload its rules")
 
 
+async def asked_then_reloaded(server: HttpServer, client: Client, config: Path, rule: str) -> str:
+    """The state of a question about ``hold`` ``{"tag": "now"}``, then ``rule`` the only
+    permission, reloaded."""
+    state = (await first_round(client, "hold", {"tag": "now"})).request_state
+    await reloaded(server, client, config, f"[permissions]\n{rule}\n")
+    return state
+
+
 @posix_only
 def test_an_approval_never_turns_a_later_deny_into_an_allow(
     asking: ServeSetup, http_server: Callable[..., HttpServer]
@@ -330,8 +311,7 @@ def test_an_approval_never_turns_a_later_deny_into_an_allow(
 
     async def session() -> None:
         async with Client(server.url, elicitation_callback=User(accept())) as client:
-            state = (await first_round(client, "hold", {"tag": "now"})).request_state
-            await reloaded(server, client, asking.config, '[permissions]\ndeny = ["hold"]\n')
+            state = await asked_then_reloaded(server, client, asking.config, 'deny = ["hold"]')
             error = error_of(await answer(client, "hold", {"tag": "now"}, state))
             assert error["code"] == "denied"
             assert error["rule"] == "hold"
@@ -348,11 +328,58 @@ def test_an_approval_of_another_rule_is_asked_again(
 
     async def session() -> None:
         async with Client(server.url, elicitation_callback=User(accept())) as client:
-            state = (await first_round(client, "hold", {"tag": "now"})).request_state
-            await reloaded(server, client, asking.config, '[permissions]\nask = ["hold*"]\n')
+            state = await asked_then_reloaded(server, client, asking.config, 'ask = ["hold*"]')
             again = await answer(client, "hold", {"tag": "now"}, state)
             assert isinstance(again, types.InputRequiredResult)
             assert "'hold*'" in again.input_requests[INPUT_KEY].params.message
 
     run(session)
     assert asking.holds() == []
+
+
+@posix_only
+def test_a_call_an_allow_rule_now_allows_runs_without_the_answer(
+    asking: ServeSetup, http_server: Callable[..., HttpServer]
+) -> None:
+    server = http_server("--toolset", "slow", "--stateless")
+
+    async def session() -> None:
+        async with Client(server.url, elicitation_callback=User(accept())) as client:
+            state = await asked_then_reloaded(server, client, asking.config, 'allow = ["hold"]')
+            result = await answer(client, "hold", {"tag": "now"}, state, responses=None)
+            assert isinstance(result, types.CallToolResult)
+            assert text_of(result) == "released now"
+
+    run(session)
+    assert asking.holds()[-2:] == ["start now", "end now"]
+
+
+@pytest.mark.parametrize(
+    "response",
+    [types.ListRootsResult(roots=[]), types.ElicitResult(action="cancel")],
+    ids=["not-an-elicitation", "cancel"],
+)
+def test_an_answer_that_is_no_approval_is_denied(response: Any) -> None:
+    """In process: a retry whose answer is another kind of result, or a cancel, denies;
+    a cancel is an answer, so its state approves nothing after it."""
+    registry, ran = approval_registry(ask=["write_file"])
+
+    async def session() -> None:
+        async with Client(
+            ToolServer(registry).server, elicitation_callback=User(accept())
+        ) as client:
+            arguments = {"path": "x"}
+            state = (await first_round(client, "write_file", arguments)).request_state
+            error = error_of(
+                await answer(client, "write_file", arguments, state, {INPUT_KEY: response})
+            )
+            assert error["code"] == "denied"
+            if isinstance(response, types.ElicitResult):
+                assert "the user cancelled the approval" in error["error"]
+                error = error_of(await answer(client, "write_file", arguments, state))
+                assert "this approval was already used" in error["error"]
+            else:
+                assert "not an elicitation result" in error["error"]
+
+    run(session)
+    assert ran == []

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from serve_harness import PLUGIN, HttpServer, ServeSetup, run, stdio_client_for
+from serve_harness import PLUGIN, HttpServer, ServeSetup, run, stdio_client_for, text_of
 
 pytest.importorskip("mcp")
 
@@ -64,10 +64,6 @@ QUERY = {"query": "weather forecast for a city"}
 def deferred_setup(serve_setup: ServeSetup) -> ServeSetup:
     serve_setup.plugin.write_text(PLUGIN + TOOLS)
     return serve_setup
-
-
-def text_of(result: Any) -> str:
-    return "".join(block.text for block in result.content if block.type == "text")
 
 
 async def names(client: Client) -> list[str]:
@@ -334,3 +330,37 @@ def test_the_config_turns_it_on_and_the_flag_wins(deferred_setup: ServeSetup) ->
             assert len(await names(client)) == 2004
 
     run(session, timeout=60)
+
+
+def test_a_found_tool_that_becomes_unavailable_is_neither_listed_nor_called() -> None:
+    registry = _registry()
+    up = [True]
+    registry.register(
+        "storm_forecast",
+        "weather",
+        {
+            "name": "storm_forecast",
+            "description": "Storm forecast for a city.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+        lambda args: "storm",
+        check_fn=lambda: up[0],
+    )
+    server = ToolServer(registry, deferred=True, page_size=1)
+
+    async def session() -> None:
+        async with Client(server.server, mode="legacy") as client:
+            answer = await search(client, {"query": "storm forecast city", "limit": 5})
+            assert "storm_forecast" in [tool["name"] for tool in answer["tools"]]
+            assert "storm_forecast" in await names(client)
+            up[0] = False
+            registry.invalidate_check_fn_cache()
+            assert "storm_forecast" not in await names(client)
+            # Nor on the page a cursor made up to land right before it.
+            forged = await client.list_tools(
+                cursor=server.cursors.make("storm_forecasa"), cache_mode="refresh"
+            )
+            assert [tool.name for tool in forged.tools] == ["tool_search"]
+            await assert_unknown_tool(client, "storm_forecast")
+
+    run(session)

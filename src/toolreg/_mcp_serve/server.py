@@ -306,8 +306,6 @@ class ToolServer:
             raise NotOffered(name)
         keep = KEEP_STRUCTURED.set(True)  # a proxied MCP tool's structuredContent comes along
         try:
-            if approve is None:
-                return self.registry.dispatch(name, arguments, progress=progress)
             return self.registry.dispatch(name, arguments, progress=progress, approve=approve)
         finally:
             KEEP_STRUCTURED.reset(keep)

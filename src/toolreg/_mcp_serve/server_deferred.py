@@ -45,7 +45,8 @@ class DeferredSessions:
         self.toolsets = None if toolsets is None else tuple(toolsets)
         self.min_score = min_score
         self.new()  # a bad always-loaded item fails at start-up, not per session
-        # Keyed by the SDK's ServerSession: the entry goes when the session object does.
+        # Keyed by ToolServer.session_key_of (a connection, or the stdio key): the
+        # entry goes when that object does.
         self._sessions: weakref.WeakKeyDictionary[Any, ToolSession] = weakref.WeakKeyDictionary()
 
     def __len__(self) -> int:
@@ -70,7 +71,10 @@ class DeferredSessions:
 def connection_of(session: Any) -> object | None:
     """The per-client ``Connection`` a per-request ``ServerSession`` speaks for.
 
-    The SDK (``mcp`` 2.x) keeps it as ``_connection`` and has no public accessor;
-    ``tests/_mcp_serve/test_mcp_serve_deferred.py`` fails if that changes.
+    A private attribute, for want of a public one: the SDK (``mcp`` 2.3) keeps it as
+    ``ServerSession._connection``, and the ``ServerRequestContext`` lowlevel handlers
+    get has no ``connection`` (only the SDK's ``Context``, which they are not given,
+    has that property). Switch once a public handle exists; the handshake-era
+    tests of ``tests/_mcp_serve/test_mcp_serve_deferred.py`` fail if the attribute goes.
     """
     return getattr(session, "_connection", None)
