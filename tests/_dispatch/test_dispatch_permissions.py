@@ -407,3 +407,15 @@ def test_a_plan_made_before_the_rules_is_judged_by_them_all_the_same():
     assert error(t.reg.dispatch("terminal", {}))["code"] == "denied"
     assert error(asyncio.run(t.reg.adispatch("terminal", {})))["code"] == "denied"
     assert len(t.ran) == 1
+
+
+def test_approve_is_reserved_without_rules_too_and_alongside_progress():
+    # A host may pass approve= before any config installed rules: the handler must
+    # never receive it as one of its own keyword arguments, on any route.
+    t = Traced()
+    t.add("a")
+    approve = lambda *a: "allow"  # noqa: E731
+    assert t.reg.dispatch("a", {}, approve=approve) == "a ran"
+    assert t.reg.dispatch("a", {}, approve=approve, progress=lambda *a: None) == "a ran"
+    assert asyncio.run(t.reg.adispatch("a", {}, approve=approve)) == "a ran"
+    assert t.ran == [("a", {}, {})] * 3
