@@ -419,3 +419,19 @@ def test_approve_is_reserved_without_rules_too_and_alongside_progress():
     assert t.reg.dispatch("a", {}, approve=approve, progress=lambda *a: None) == "a ran"
     assert asyncio.run(t.reg.adispatch("a", {}, approve=approve)) == "a ran"
     assert t.ran == [("a", {}, {})] * 3
+
+
+def test_a_config_without_the_table_leaves_a_host_tool_on_the_plain_hot_path():
+    # docs/permissions.md: without [permissions] every call runs at the cost it had
+    # before: the hot entry calls the registered handler itself, unwrapped, unjudged.
+    from toolreg import apply_config, parse_config
+
+    t = Traced()
+    t.add("read_file")
+    t.reg.dispatch("read_file", {})
+    apply_config(parse_config(""), t.reg)
+    assert t.reg.dispatch("read_file", {}) == "read_file ran"
+    dispatcher = t.reg._dispatcher
+    assert dispatcher._judge is None and not dispatcher._wrapped
+    assert dispatcher.hot["read_file"][1] is t.reg.get_entry("read_file").handler
+    assert [d.action for d in t.reg.decisions()] == ["registered"]
