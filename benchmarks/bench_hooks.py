@@ -140,6 +140,12 @@ def main(argv: list[str] | None = None) -> int:
             namespace,
             cfg,
         )
+
+    def over_bare(case: str, key: str, how: str = "") -> Result:
+        added = times[key] - times["bare"]
+        note = f"{added / 1000:+.2f} µs per call{how}"
+        return Result(case, times[key], times["bare"], added_ns=added, note=note)
+
     results = [
         Result(
             "dispatch, pack loaded, no dispatch hooks",
@@ -148,19 +154,9 @@ def main(argv: list[str] | None = None) -> int:
             target=1.1,
             note="floor: dispatch on a registry that never loaded a pack",
         ),
-        Result(
-            "dispatch, one pre_tool_call hook, no deadline",
-            times["inline"],
-            times["bare"],
-            added_ns=times["inline"] - times["bare"],
-            note=f"{(times['inline'] - times['bare']) / 1000:+.2f} µs per call",
-        ),
-        Result(
-            "dispatch, one pre_tool_call hook, 10 s deadline",
-            times["deadline"],
-            times["bare"],
-            added_ns=times["deadline"] - times["bare"],
-            note=f"{(times['deadline'] - times['bare']) / 1000:+.2f} µs per call (worker thread)",
+        over_bare("dispatch, one pre_tool_call hook, no deadline", "inline"),
+        over_bare(
+            "dispatch, one pre_tool_call hook, 10 s deadline", "deadline", " (worker thread)"
         ),
         Result(
             "dispatch of a typical JSON-result handler",
@@ -182,20 +178,8 @@ def main(argv: list[str] | None = None) -> int:
             target=1.1,
             note="floor: dispatch on a registry that never had rules",
         ),
-        Result(
-            "dispatch, 200 permission rules, none deciding",
-            times["rules_200"],
-            times["bare"],
-            added_ns=times["rules_200"] - times["bare"],
-            note=f"{(times['rules_200'] - times['bare']) / 1000:+.2f} µs per call (target +1 µs)",
-        ),
-        Result(
-            "dispatch, one matching allow rule",
-            times["one_rule"],
-            times["bare"],
-            added_ns=times["one_rule"] - times["bare"],
-            note=f"{(times['one_rule'] - times['bare']) / 1000:+.2f} µs per call",
-        ),
+        over_bare("dispatch, 200 permission rules, none deciding", "rules_200", " (target +1 µs)"),
+        over_bare("dispatch, one matching allow rule", "one_rule"),
     ]
     print_table(results)
     return 0

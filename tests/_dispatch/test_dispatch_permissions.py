@@ -407,3 +407,31 @@ def test_a_plan_made_before_the_rules_is_judged_by_them_all_the_same():
     assert error(t.reg.dispatch("terminal", {}))["code"] == "denied"
     assert error(asyncio.run(t.reg.adispatch("terminal", {})))["code"] == "denied"
     assert len(t.ran) == 1
+
+
+def test_approve_is_reserved_without_rules_too_and_alongside_progress():
+    # A host may pass approve= before any config installed rules: the handler must
+    # never receive it as one of its own keyword arguments, on any route.
+    t = Traced()
+    t.add("a")
+    approve = lambda *a: "allow"  # noqa: E731
+    assert t.reg.dispatch("a", {}, approve=approve) == "a ran"
+    assert t.reg.dispatch("a", {}, approve=approve, progress=lambda *a: None) == "a ran"
+    assert asyncio.run(t.reg.adispatch("a", {}, approve=approve)) == "a ran"
+    assert t.ran == [("a", {}, {})] * 3
+
+
+def test_a_config_without_the_table_leaves_a_host_tool_on_the_plain_hot_path():
+    # docs/permissions.md: without [permissions] every call runs at the cost it had
+    # before: the hot entry calls the registered handler itself, unwrapped, unjudged.
+    from toolreg import apply_config, parse_config
+
+    t = Traced()
+    t.add("read_file")
+    t.reg.dispatch("read_file", {})
+    apply_config(parse_config(""), t.reg)
+    assert t.reg.dispatch("read_file", {}) == "read_file ran"
+    dispatcher = t.reg._dispatcher
+    assert dispatcher._judge is None and not dispatcher._wrapped
+    assert dispatcher.hot["read_file"][1] is t.reg.get_entry("read_file").handler
+    assert [d.action for d in t.reg.decisions()] == ["registered"]

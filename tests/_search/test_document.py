@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from toolreg import ToolEntry
-from toolreg._search.document import MAX_FIELD_CHARS, MAX_SCHEMA_NODES, fields_of
+from toolreg._search.document import (
+    MAX_ENUM_VALUES,
+    MAX_FIELD_CHARS,
+    MAX_SCHEMA_NODES,
+    fields_of,
+)
 
 
 def _entry(name: str = "t", description: str = "", parameters: Any = None) -> ToolEntry:
@@ -65,6 +70,14 @@ def test_a_wide_schema_is_read_to_a_bound():
     fields = fields_of(_entry(parameters=wide))
     assert len(fields.params) <= MAX_FIELD_CHARS
     assert fields.params.count("p") <= MAX_SCHEMA_NODES
+
+
+def test_a_long_enum_is_read_to_a_bound():
+    values = [f"v{i}" for i in range(10_000)]
+    schema = {"type": "object", "properties": {"p": {"type": "string", "enum": values}}}
+    words = fields_of(_entry(parameters=schema)).params.split()
+    assert "v0" in words and f"v{MAX_ENUM_VALUES - 1}" in words
+    assert f"v{MAX_ENUM_VALUES}" not in words  # well under the field's characters: the enum bound
 
 
 def test_a_schema_that_is_not_json_schema_gives_no_parameter_text():

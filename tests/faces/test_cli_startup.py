@@ -65,6 +65,8 @@ NOT_FOR_LISTING = (
     *("docstring_parser", "shutil", "numbers", "math"),
     "toolreg._core.plugin_policy",
     *("toolreg._search", "snowballstemmer"),
+    # deferred loading's lists, and the merge of judged calls into the decision log
+    *("toolreg._definitions.deferred", "heapq"),
     *("fastjsonschema", "regex", "zoneinfo", "uuid", "decimal", "pathlib", "urllib.parse"),
     *("toolreg._dispatch", "concurrent.futures", "queue", "asyncio"),
     *("toolreg._schemas.validation", "toolreg._schemas.simple_schemas"),

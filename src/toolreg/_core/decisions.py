@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import itertools
 import threading
 import time
@@ -196,5 +195,7 @@ class DecisionLog:
             return decisions
         judged = list(itertools.takewhile(lambda i: i[0] > since, reversed(calls)))
         judged.reverse()
+        import heapq  # here: a log without judged calls never merges
+
         merged = heapq.merge(decisions, map(_call_decision, judged), key=lambda d: d.seq)
         return list(merged)

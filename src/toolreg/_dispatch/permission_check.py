@@ -173,19 +173,7 @@ class CallJudge:
         rule = permit.deciding_rule(args)  # type: ignore[union-attr]
         verdict = permit.default if rule is None else rule.level  # type: ignore[union-attr]
         if verdict != "ask":
-            entry = plan.entry
-            text, allowed, denied_, tally = self._records[
-                DEFAULT_WHERE if rule is None else rule.where
-            ]
-            if verdict == "allow":
-                self._log.record_call(
-                    "allowed", entry.name, entry.toolset, plan.pack, allowed, text, tally, ALLOWED
-                )
-                return None
-            self._log.record_call(
-                "denied", entry.name, entry.toolset, plan.pack, denied_, text, tally, DENIED
-            )
-            return denied(entry.name, rule)
+            return self._settled(plan, rule, verdict)
         fn, refusal = self._approver_of(approve, approver)
         if fn is None:
             return self._unanswered(plan, rule, refusal)
@@ -206,7 +194,7 @@ class CallJudge:
         rule = permit.deciding_rule(args)  # type: ignore[union-attr]
         verdict = permit.default if rule is None else rule.level  # type: ignore[union-attr]
         if verdict != "ask":
-            return self.check(plan, args, None, None)
+            return self._settled(plan, rule, verdict)
         fn, refusal = self._approver_of(approve, approver)
         if fn is None:
             return self._unanswered(plan, rule, refusal)
@@ -227,6 +215,20 @@ class CallJudge:
                 raise
             answer = self._failed(plan, exc)
         return self._answered(plan, rule, answer)
+
+    def _settled(self, plan: Plan, rule: Rule | None, verdict: str) -> str | None:
+        """Record an allow or a deny (no approver asked); None lets the call run."""
+        entry = plan.entry
+        text, allowed, denied_, tally = self._records[DEFAULT_WHERE if rule is None else rule.where]
+        if verdict == "allow":
+            self._log.record_call(
+                "allowed", entry.name, entry.toolset, plan.pack, allowed, text, tally, ALLOWED
+            )
+            return None
+        self._log.record_call(
+            "denied", entry.name, entry.toolset, plan.pack, denied_, text, tally, DENIED
+        )
+        return denied(entry.name, rule)
 
     def _approver_of(self, approve: Any, approver: Any) -> tuple[Any, str]:
         """The approver that answers this call (a per-call one first), or (None, why not)."""

@@ -347,7 +347,7 @@ def _permissions(reader: Reader, data: dict[str, Any]) -> Permissions | None:
     if "permissions" not in data:
         return None
     table = reader.table(data, "permissions")
-    from .._core.permissions import KEYS, LEVELS, Permissions, RuleError, parse_rule, parse_trust
+    from .._core.permissions import KEYS, LEVELS, Permissions, RuleError, parse_rule
 
     reader.keys(table, "permissions", set(KEYS))
     default = reader.typed(table, "permissions", "default", str, '"allow", "ask" or "deny"')
@@ -371,11 +371,10 @@ def _permissions(reader: Reader, data: dict[str, Any]) -> Permissions | None:
         for level in LEVELS:
             written = reader.strings(table, "permissions", level) or ()
             rules[level] = [parse_rule(text, level, i) for i, text in enumerate(written)]
-        for i, text in enumerate(trust):
-            parse_trust(text, i)
+        # Permissions reads each trust_hints entry (parse_trust) as it is made.
+        return Permissions(default or "allow", rules, bool(read_only), trust)
     except RuleError as exc:
         raise ConfigError(reader.source, exc.where, f"{exc.rule!r}: {exc.problem}") from None
-    return Permissions(default or "allow", rules, bool(read_only), trust)
 
 
 def _plugins(reader: Reader, data: dict[str, Any]) -> PluginsConfig:

@@ -27,14 +27,6 @@ from .._core.callers import Callers
 from .._core.decisions import DecisionLog
 from .._core.table import ToolTable
 from .._core.toolset_report import AvailabilityView
-from .._definitions.deferred import (
-    TOOL_SEARCH,
-    SearchMode,
-    deferred_list,
-    definition_name,
-    needs_rest,
-    offers_function,
-)
 from .._definitions.definitions import Definitions
 from .._schemas.definition_types import (
     AnthropicToolDefinition,
@@ -54,6 +46,7 @@ if TYPE_CHECKING:
     from .._core.decisions import Decision
     from .._core.permissions import Permissions
     from .._core.plugin_policy import PluginPolicy
+    from .._definitions.deferred import SearchMode
     from .._dispatch.dispatch import Dispatcher, DispatchHooks
     from .._dispatch.dispatch_many import Batches, BatchProgressCallback
     from .._dispatch.permission_check import Approver
@@ -758,6 +751,14 @@ class ToolRegistry:
     ) -> list[Any]:
         """``pinned`` in full by name, then ``found`` in full in the order found,
         the rest as ``format`` and ``search`` defer them, and the search tool."""
+        from .._definitions.deferred import (  # here: most hosts never defer
+            TOOL_SEARCH,
+            deferred_list,
+            definition_name,
+            needs_rest,
+            offers_function,
+        )
+
         if search not in ("server", "client", "function"):
             raise ValueError(f"search must be 'server' or 'client', got {search!r}")
         wants_rest = needs_rest(format, search)

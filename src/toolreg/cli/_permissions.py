@@ -11,9 +11,9 @@ from typing import Any
 
 from toolreg import registry
 
+from .._contract.escaping import escape
 from .._core.permissions import DEFAULT_WHERE, explain
 from . import _render
-from ._approval import escape
 from ._commands import _require_tool, _where_shown, parse_call_args
 from ._errors import EXIT_OK
 
