@@ -226,3 +226,13 @@ def test_other_formats_answer_with_their_tool_result(catalog: ToolRegistry) -> N
 def test_bad_always_loaded_fails_when_made(catalog: ToolRegistry) -> None:
     with pytest.raises(TypeError, match="always_loaded"):
         catalog.session(always_loaded=[None])  # type: ignore[list-item]
+
+
+def test_a_session_names_its_registry_and_it_cannot_be_swapped():
+    from toolreg import ToolRegistry
+
+    reg = ToolRegistry()
+    session = reg.session()
+    assert session.registry is reg
+    with pytest.raises(AttributeError):
+        session.registry = ToolRegistry()  # type: ignore[misc]

@@ -53,6 +53,11 @@ class ToolSession:
         return f"<ToolSession always_loaded={len(self._always_loaded)} found={len(self.found)}>"
 
     @property
+    def registry(self) -> ToolRegistry:
+        """The registry the session reads and dispatches through (its rules, its tools)."""
+        return self._registry
+
+    @property
     def found(self) -> tuple[str, ...]:
         """The tools ``tool_search`` has found that are still registered, in order."""
         live = self._registry.get_entry

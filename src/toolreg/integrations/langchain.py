@@ -84,7 +84,7 @@ def tools(
         raise ImportError("approval='interrupt' needs langgraph, which is not installed")
     if session is not None:
         # The session answers tool_search itself; the rules live on its registry.
-        rules = session._registry
+        rules = session.registry
         return [
             _structured_tool(session, rules, spec, approval)
             for spec in session_tools(session, names, toolsets)
