@@ -314,17 +314,14 @@ def gather(config: Config, args: argparse.Namespace, previous: Lock | None) -> C
 def _tampered(packs: Any) -> dict[str, list[str]]:
     """Each of these packs whose installed files differ from its RECORD, with what differs."""
     from .._discovery.file_hashes import FileHashes
-    from .._discovery.record_check import read_record, tampered
+    from .._discovery.record_check import read_record, tampered_with_requirements
     from .._discovery.requirements import installed_requirements
 
     hashes = FileHashes()
     found = {}
     for pack in packs:
-        record = read_record(pack.path)
-        problems = tampered(record, hashes) if record is not None else []
-        for name, required in installed_requirements(pack.path).items():
-            if required.record is not None:
-                problems += (f"{name}: {p}" for p in tampered(required.record, hashes))
+        required = installed_requirements(pack.path)
+        problems = tampered_with_requirements(read_record(pack.path), required, hashes)
         if problems:
             found[pack.plugin_id] = problems
     hashes.save()
