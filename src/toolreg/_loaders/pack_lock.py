@@ -190,8 +190,8 @@ def check_pack(
     return Hold(settings.allow_tool_override and locked.override, tools, locked.hooks)
 
 
-def _held(outcome: PluginOutcome, status: str, reason: str) -> None:
-    """Hold a pack back for the lock; nothing of it ran."""
+def _held(outcome: PluginOutcome, status: str, reason: str) -> Hold | None:
+    """Hold a pack back for the lock (nothing of it ran): None, as ``check_pack`` says it."""
     outcome.status, outcome.reason = status, reason  # type: ignore[assignment]
     logger.warning("Plugin %s %s: %s", outcome.id, status, reason)
     return None

@@ -24,7 +24,13 @@ from .._policy.lock_file import Lock, LockedPack, LockedServer, LockedTool, show
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 
 if TYPE_CHECKING:
-    from toolreg import Config
+    from collections.abc import Iterable
+
+    from toolreg import Config, ToolRegistry
+
+    from .._discovery.entrypoints import PackRecord
+    from .._loaders.report import PluginOutcome
+    from .._mcp.link import ServerLink
 
 #: The prefix that names an MCP server among ``--update``'s targets.
 MCP_PREFIX = "mcp:"
@@ -311,7 +317,7 @@ def gather(config: Config, args: argparse.Namespace, previous: Lock | None) -> C
     )
 
 
-def _tampered(packs: Any) -> dict[str, list[str]]:
+def _tampered(packs: Iterable[PackRecord]) -> dict[str, list[str]]:
     """Each of these packs whose installed files differ from its RECORD, with what differs."""
     from .._discovery.file_hashes import FileHashes
     from .._discovery.record_check import read_record, tampered_with_requirements
@@ -328,7 +334,9 @@ def _tampered(packs: Any) -> dict[str, list[str]]:
     return found
 
 
-def _locked_pack(config: Config, outcome: Any, record: Any, registry: Any) -> LockedPack | None:
+def _locked_pack(
+    config: Config, outcome: PluginOutcome, record: PackRecord, registry: ToolRegistry
+) -> LockedPack | None:
     from .._contract.definition_digest import digest, entry_definition
     from .._discovery.record_check import read_record
     from .._discovery.requirements import installed_requirements
@@ -367,7 +375,7 @@ def _servers(
     configured = config.mcp.servers
     if not configured:
         return {}, {}
-    links: dict[str, Any] = {}
+    links: dict[str, ServerLink] = {}
     if any(server.enabled for server in configured.values()):
         links = _connect(unlocked)
     servers, unlisted = {}, {}
@@ -393,7 +401,7 @@ def _servers(
     return servers, unlisted
 
 
-def _connect(config: Config) -> dict[str, Any]:
+def _connect(config: Config) -> dict[str, ServerLink]:
     from toolreg import registry, start_mcp
 
     from . import _progress
