@@ -72,9 +72,8 @@ class Current(NamedTuple):
     #: Pack id -> each installed file that no longer matches its RECORD (not loaded, not
     #: locked: its locked entry, if any, stays).
     tampered: dict[str, list[str]]
-    #: Every installed pack's id and every configured server's name, for did-you-mean.
+    #: Every installed pack's id, for did-you-mean.
     installed: set[str]
-    configured: set[str]
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
@@ -204,7 +203,7 @@ def _update(args: argparse.Namespace, config: Config, path: str) -> int:
     lock = _locked(path, required=True)
     assert lock is not None
     current = gather(config, args, lock)
-    packs, servers = _targets(args.update, lock, current)
+    packs, servers = _targets(args.update, lock, current, config)
     changes = compare(lock, current.lock, packs=packs, servers=servers)
     kept_packs = {k: v for k, v in lock.packs.items() if k not in packs}
     kept_servers = {k: v for k, v in lock.servers.items() if k not in servers}
@@ -230,10 +229,12 @@ def _update(args: argparse.Namespace, config: Config, path: str) -> int:
     return EXIT_OK
 
 
-def _targets(targets: list[str], lock: Lock, current: Current) -> tuple[set[str], set[str]]:
+def _targets(
+    targets: list[str], lock: Lock, current: Current, config: Config
+) -> tuple[set[str], set[str]]:
     """``--update``'s TARGETs as pack ids and server names; every one when none is given."""
     known_packs = set(lock.packs) | set(current.lock.packs) | current.installed
-    known_servers = set(lock.servers) | set(current.lock.servers) | current.configured
+    known_servers = set(lock.servers) | set(current.lock.servers) | set(config.mcp.servers)
     if not targets:
         return known_packs, known_servers
     packs, servers = set(), set()
@@ -313,7 +314,6 @@ def gather(config: Config, args: argparse.Namespace, previous: Lock | None) -> C
         unlisted,
         tampered,
         set(installed),
-        set(config.mcp.servers),
     )
 
 
