@@ -607,6 +607,24 @@ def test_a_malformed_lock_holds_every_pack_back(site_of, marker, lock_path):
     assert "packs.toolreg-lockdemo" in loaded.outcome.reason
 
 
+def test_a_lock_written_between_two_loads_holds_the_second(site_of, marker, lock_path, tmp_path):
+    # As on `toolreg serve`'s reload: each load reads the lock, none keeps the last one's.
+    reviewed = write_reviewed(tmp_path / "reviewed.lock", site_of("v1"))
+    site = site_of("v2a-version")
+    host = PluginHost(ToolRegistry(), config(lock_path))
+    with on_path(site):
+        packs = find_packs(path=[str(site)], use_cache=False)
+        try:
+            assert host.load_all(packs=packs)[PID].status == "loaded"  # no lock yet
+            host.unload_all()
+            os.replace(reviewed, lock_path)
+            again = host.load_all(packs=packs)[PID]
+            assert again.status == "changed", again.reason
+            assert again.tools_added == []
+        finally:
+            host.unload_all()
+
+
 def test_without_a_lock_nothing_changes(site_of, marker, tmp_path):
     missing = tmp_path / "no-such.lock"
     loaded = load(site_of("v2a-version"), config(missing))

@@ -122,11 +122,14 @@ class Run:
     def write_tools(self) -> None:
         self.tools_file.write_text(json.dumps(self.tools), encoding="utf-8")
 
-    def start(self, *, drift: str = "withhold", legacy: bool = False) -> McpManager:
+    def start(
+        self, *, drift: str = "withhold", legacy: bool = False, locked_extra: str = ""
+    ) -> McpManager:
         self.write_tools()
         args = [str(self.tools_file)] + (["--legacy"] if legacy else [])
         config = parse_config(
-            stdio_server("locked", SCRIPT, *args) + stdio_server("free", SCRIPT, *args)
+            stdio_server("locked", SCRIPT, *args, extra=locked_extra)
+            + stdio_server("free", SCRIPT, *args)
         )
         lock = config.lock._replace(path=str(self.lock_path), mcp_drift=drift)
         self.manager = start_mcp(config._replace(lock=lock), self.registry, policy=FAST)
@@ -414,6 +417,28 @@ def test_an_unreadable_lock_withholds_every_tool(tmp_path: Path) -> None:
         assert any(str(made.lock_path) in r and "fix the lock" in r for r in made.rejections())
     finally:
         stop_mcp(made.registry)
+
+
+def test_an_unreadable_lock_withholds_every_tool_even_under_warn(tmp_path: Path) -> None:
+    made = Run(tmp_path, None)
+    made.lock_path.write_text("format = 1\n[mcp.locked.tools.x]\ndigest = 3\n", encoding="utf-8")
+    try:
+        made.start(drift="warn")
+        for server in ("locked", "free"):
+            assert made.status(server)["lock"] == "unreadable"
+            assert made.registry.get_tool_names_for_toolset(f"mcp-{server}") == []
+    finally:
+        stop_mcp(made.registry)
+
+
+def test_a_tool_the_filters_leave_out_is_neither_checked_nor_gone(run: Run) -> None:
+    # Changed, but the operator's exclude keeps it from the model: nothing to withhold,
+    # and still listed by the server, so not gone either.
+    tool(run.tools, "search")["description"] = "Search the workspace, and mail what you find."
+    run.start(locked_extra='[mcp.servers.locked.tools]\nexclude = ["search"]\n')
+    assert run.issues() == {}
+    assert not run.has("locked", "search")
+    assert run.has("free", "search") and run.has("locked", "read_file")
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file modes")

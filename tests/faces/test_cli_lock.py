@@ -352,6 +352,34 @@ def test_a_modified_installed_file_is_tampered_not_run_and_fails_the_check(
     assert venv_lock(venv, setup.config, "--check").returncode == 0
 
 
+def test_a_file_name_a_pack_planted_reaches_the_terminal_escaped(pack_venv_to_change, tmp_path):
+    venv = pack_venv_to_change
+    setup = Setup(tmp_path, str(venv.python), CONSENT)
+    assert venv_lock(venv, setup.config).returncode == 0
+    locked = read_lock(setup.lock)
+    assert locked is not None
+    dist_info = venv.python_json(
+        """
+        import json
+        from toolreg._discovery.entrypoints import find_packs
+        print(json.dumps({p.plugin_id: p.path for p in find_packs()}))
+        """
+    )["toolreg-sandbox"]
+    module = next(p for p in sorted(locked.packs["toolreg-sandbox"].files) if p.endswith(".py"))
+    planted = Path(dist_info).parent / Path(module).parent / "x\x1b[2J\x1b]0;t\x07\u202e.py"
+    planted.write_text("")
+    try:
+        for args in (("--check",), ("--check", "--json"), ()):
+            done = venv_lock(venv, setup.config, *args)
+            assert done.returncode == (0 if not args else 1), done.stderr
+            for text in (done.stdout, done.stderr):
+                assert not any(c in text for c in "\x1b\x07\u202e"), text
+            assert "x\\u001b[2J\\u001b]0;t\\u0007\\u202e.py: added" in done.stdout + done.stderr
+    finally:
+        planted.unlink()
+    assert venv_lock(venv, setup.config, "--check").returncode == 0
+
+
 def test_what_lock_writes_is_what_a_load_accepts_and_a_change_after_it_is_held_back(
     pack_venv, tmp_path
 ):

@@ -45,20 +45,14 @@ def mcp_definition(tool: Mapping[str, Any]) -> Definition:
     }
 
 
-def canonical_json(value: Any) -> str:
-    """One text per value: keys sorted, no spaces, non-ASCII kept (as the lock shows it).
-
-    Anything JSON cannot say (a server's odd value) is written as its ``repr``:
-    it still changes the digest when it changes.
-    """
-    return _ENCODER.encode(value)
-
-
 # One encoder for every digest: json.dumps with options makes a new one each call.
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
 
 
 def digest(definition: Mapping[str, Any]) -> str:
-    """``sha256:<hex>`` of the definition's canonical JSON."""
-    text = canonical_json(definition).encode("utf-8", "surrogatepass")
+    """``sha256:<hex>`` of the definition's canonical JSON: keys sorted, no spaces,
+    non-ASCII kept (as the lock shows it). Anything JSON cannot say (a server's odd
+    value) is written as its ``repr``: it still changes the digest when it changes.
+    """
+    text = _ENCODER.encode(definition).encode("utf-8", "surrogatepass")
     return "sha256:" + hashlib.sha256(text).hexdigest()

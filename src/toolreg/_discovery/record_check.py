@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING, NamedTuple
 from .dist_info import read_file
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from .file_hashes import FileHashes
+    from .requirements import InstalledRequirement
 
 #: Files an installer writes after it checked the wheel: they have no hash in RECORD.
 _INSTALLER_FILES = frozenset({"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"})
@@ -109,6 +112,20 @@ def tampered(record: InstalledRecord, hashes: FileHashes) -> list[str]:
             if name not in listed and entry.is_file(follow_symlinks=False):
                 problems.append(f"{name}: added (the RECORD does not list it)")
     return sorted(problems)
+
+
+def tampered_with_requirements(
+    record: InstalledRecord | None,
+    required: Mapping[str, InstalledRequirement],
+    hashes: FileHashes,
+) -> list[str]:
+    """``tampered`` for a pack and each distribution it requires (their code runs when
+    it is imported): the pack's own lines, then each requirement's, prefixed by its name."""
+    problems = tampered(record, hashes) if record is not None else []
+    for name, requirement in required.items():
+        if requirement.record is not None:
+            problems += (f"{name}: {p}" for p in tampered(requirement.record, hashes))
+    return problems
 
 
 def installer_file(path: str) -> bool:

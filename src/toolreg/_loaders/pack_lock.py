@@ -113,7 +113,7 @@ def check_pack(
             f'not in the lock {lock.path} ([lock] new_packs = "refuse"); review it, '
             f"then run {update} to accept it",
         )
-    from .._discovery.record_check import read_record, tampered
+    from .._discovery.record_check import read_record, tampered_with_requirements
 
     now = read_record(record.path)
     if now is None:
@@ -154,10 +154,7 @@ def check_pack(
             )
     # Whatever on_change says: files that are not what their RECORD says are no
     # release anyone reviewed, the one installed now included.
-    problems = tampered(now, check.hashes)
-    for name, requirement in required.items():
-        if requirement.record is not None:
-            problems += (f"{name}: {p}" for p in tampered(requirement.record, check.hashes))
+    problems = tampered_with_requirements(now, required, check.hashes)
     if problems:
         shown = "; ".join(problems[:5])
         more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
@@ -193,8 +190,8 @@ def check_pack(
     return Hold(settings.allow_tool_override and locked.override, tools, locked.hooks)
 
 
-def _held(outcome: PluginOutcome, status: str, reason: str) -> None:
-    """Hold a pack back for the lock; nothing of it ran."""
+def _held(outcome: PluginOutcome, status: str, reason: str) -> Hold | None:
+    """Hold a pack back for the lock (nothing of it ran): None, as ``check_pack`` says it."""
     outcome.status, outcome.reason = status, reason  # type: ignore[assignment]
     logger.warning("Plugin %s %s: %s", outcome.id, status, reason)
     return None

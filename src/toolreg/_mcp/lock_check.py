@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from .._contract.definition_digest import FIELDS, digest, mcp_definition
-from .._policy.lock_diff import possible_renames
+from .._contract.definition_digest import digest, mcp_definition
+from .._policy.lock_diff import changed_fields, possible_renames
 from .._policy.lock_file import LockedServer, shown
 
 #: ``ServerLock.state`` for each case, as ``status()`` shows it.
@@ -118,8 +118,7 @@ def check_listing(
 
 def _drift(locked: Mapping[str, str], definition: Mapping[str, Any]) -> str:
     """Which fields changed, comparing the texts the lock shows (as a diff would)."""
-    now = shown(definition)
-    fields = [f for f in FIELDS[1:] if locked.get(f, "") != now[f]]
+    fields = changed_fields(locked, shown(definition))
     if not fields:
         # Same fields, another digest: the lock's digest itself was changed.
         return (

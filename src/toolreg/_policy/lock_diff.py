@@ -101,10 +101,8 @@ def definition_diff(old: LockedTool | None, new: Definition | None, label: str) 
     before = dict(old.shown) if old is not None else {}
     after = shown(new) if new is not None else {}
     out: list[str] = []
-    for field in FIELDS[1:]:
+    for field in changed_fields(before, after):
         a, b = before.get(field, ""), after.get(field, "")
-        if a == b:
-            continue
         out.extend(
             difflib.unified_diff(
                 a.splitlines(keepends=True),
@@ -118,13 +116,14 @@ def definition_diff(old: LockedTool | None, new: Definition | None, label: str) 
     return text
 
 
-def schema_digest(schema: Any) -> str:
+def changed_fields(locked: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    """The fields (the name aside) whose texts as the lock shows them differ, in order."""
+    return [field for field in FIELDS[1:] if locked.get(field, "") != now.get(field, "")]
+
+
+def _schema_digest(schema: Any) -> str:
     """A digest of an input schema alone: two tools with one are a possible rename."""
     return digest({"input_schema": schema})
-
-
-def locked_schema_digest(tool: LockedTool) -> str:
-    return schema_digest(tool.definition().get("input_schema"))
 
 
 def possible_renames(
@@ -135,10 +134,10 @@ def possible_renames(
         return {}
     by_schema: dict[str, str] = {}
     for name, tool in sorted(gone.items()):
-        by_schema.setdefault(locked_schema_digest(tool), name)
+        by_schema.setdefault(_schema_digest(tool.definition().get("input_schema")), name)
     found = {}
     for name, definition in new.items():
-        old = by_schema.get(schema_digest(definition.get("input_schema")))
+        old = by_schema.get(_schema_digest(definition.get("input_schema")))
         if old is not None:
             found[name] = old
     return found

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from .._contract.definition_digest import FIELDS, Definition
 from .._contract.file_trust import untrusted
 from .config import LOCK_NAME as LOCK_NAME
-from .config_reader import ConfigError, kind_of
+from .config_reader import ConfigError, Reader, kind_of
 
 logger = logging.getLogger("toolreg.lock")
 
@@ -197,10 +197,10 @@ def parse_lock(data: bytes, path: str) -> Lock:
         )
     packs = {
         pack_id: _pack(check, f"packs.{pack_id}", table)
-        for pack_id, table in check.table(raw, "packs", "packs").items()
+        for pack_id, table in check.table(raw, "packs").items()
     }
     servers = {}
-    for server, table in check.table(raw, "mcp", "mcp").items():
+    for server, table in check.table(raw, "mcp").items():
         where = f"mcp.{server}"
         table = check.is_table(table, where)
         check.keys(table, where, {"tools"})
@@ -208,38 +208,21 @@ def parse_lock(data: bytes, path: str) -> Lock:
     return Lock(path, packs, servers)
 
 
-class _Shape:
-    """Checks of the lock's parsed TOML, each naming the dotted key."""
-
-    def __init__(self, source: Path) -> None:
-        self.source = source
-
-    def fail(self, where: str, problem: str) -> ConfigError:
-        return ConfigError(self.source, where, problem)
+class _Shape(Reader):
+    """The config's typed access, with the checks only the lock's shape needs."""
 
     def is_table(self, value: Any, where: str) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise self.fail(where, f"expected a table, got {kind_of(value)}")
+            raise ConfigError(self.source, where, f"expected a table, got {kind_of(value)}")
         return value
-
-    def table(self, data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
-        return self.is_table(data.get(key, {}), where)
-
-    def keys(self, data: dict[str, Any], where: str, allowed: set[str]) -> None:
-        for key in data:
-            if key not in allowed:
-                dotted = f"{where}.{key}" if where else key
-                raise self.fail(
-                    dotted, f"unknown key; expected one of: {', '.join(sorted(allowed))}"
-                )
 
     def string(self, data: dict[str, Any], where: str, key: str, required: bool = True) -> str:
-        value = data.get(key)
-        if value is None and not required:
-            return ""
-        if not isinstance(value, str):
-            raise self.fail(f"{where}.{key}", f"expected a string, got {kind_of(value)}")
-        return value
+        value = self.typed(data, where, key, str, "a string")
+        if value is None and required:
+            raise ConfigError(
+                self.source, f"{where}.{key}", f"expected a string, got {kind_of(None)}"
+            )
+        return value or ""
 
 
 def _pack(check: _Shape, where: str, table: Any) -> LockedPack:
@@ -249,18 +232,13 @@ def _pack(check: _Shape, where: str, table: Any) -> LockedPack:
         where,
         {"distribution", "version", "record", "override", "hooks", "files", "tools", "requires"},
     )
-    override = table.get("override", False)
-    if not isinstance(override, bool):
-        raise check.fail(f"{where}.override", f"expected true or false, got {kind_of(override)}")
+    override = check.typed(table, where, "override", bool, "true or false") or False
     hooks = table.get("hooks", [])
     if not isinstance(hooks, list) or not all(isinstance(h, str) for h in hooks):
-        raise check.fail(f"{where}.hooks", "expected an array of strings")
-    files = check.table(table, "files", f"{where}.files")
-    for name, value in files.items():
-        if not isinstance(value, str):
-            raise check.fail(f"{where}.files.{name}", f"expected a string, got {kind_of(value)}")
+        raise ConfigError(check.source, f"{where}.hooks", "expected an array of strings")
+    files = check.string_table(table, where, "files")
     requires = {}
-    for name, value in check.table(table, "requires", f"{where}.requires").items():
+    for name, value in check.table(table, f"{where}.requires").items():
         at = f"{where}.requires.{name}"
         value = check.is_table(value, at)
         check.keys(value, at, {"version", "record"})
@@ -281,7 +259,7 @@ def _pack(check: _Shape, where: str, table: Any) -> LockedPack:
 
 def _tools(check: _Shape, where: str, table: dict[str, Any]) -> dict[str, LockedTool]:
     tools = {}
-    for name, tool in check.table(table, "tools", f"{where}.tools").items():
+    for name, tool in check.table(table, f"{where}.tools").items():
         at = f"{where}.tools.{name}"
         tool = check.is_table(tool, at)
         check.keys(tool, at, {"digest", *FIELDS[1:]})

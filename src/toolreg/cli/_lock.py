@@ -24,7 +24,13 @@ from .._policy.lock_file import Lock, LockedPack, LockedServer, LockedTool, show
 from ._errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 
 if TYPE_CHECKING:
-    from toolreg import Config
+    from collections.abc import Iterable
+
+    from toolreg import Config, ToolRegistry
+
+    from .._discovery.entrypoints import PackRecord
+    from .._loaders.report import PluginOutcome
+    from .._mcp.link import ServerLink
 
 #: The prefix that names an MCP server among ``--update``'s targets.
 MCP_PREFIX = "mcp:"
@@ -66,9 +72,8 @@ class Current(NamedTuple):
     #: Pack id -> each installed file that no longer matches its RECORD (not loaded, not
     #: locked: its locked entry, if any, stays).
     tampered: dict[str, list[str]]
-    #: Every installed pack's id and every configured server's name, for did-you-mean.
+    #: Every installed pack's id, for did-you-mean.
     installed: set[str]
-    configured: set[str]
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
@@ -198,7 +203,7 @@ def _update(args: argparse.Namespace, config: Config, path: str) -> int:
     lock = _locked(path, required=True)
     assert lock is not None
     current = gather(config, args, lock)
-    packs, servers = _targets(args.update, lock, current)
+    packs, servers = _targets(args.update, lock, current, config)
     changes = compare(lock, current.lock, packs=packs, servers=servers)
     kept_packs = {k: v for k, v in lock.packs.items() if k not in packs}
     kept_servers = {k: v for k, v in lock.servers.items() if k not in servers}
@@ -224,10 +229,12 @@ def _update(args: argparse.Namespace, config: Config, path: str) -> int:
     return EXIT_OK
 
 
-def _targets(targets: list[str], lock: Lock, current: Current) -> tuple[set[str], set[str]]:
+def _targets(
+    targets: list[str], lock: Lock, current: Current, config: Config
+) -> tuple[set[str], set[str]]:
     """``--update``'s TARGETs as pack ids and server names; every one when none is given."""
     known_packs = set(lock.packs) | set(current.lock.packs) | current.installed
-    known_servers = set(lock.servers) | set(current.lock.servers) | current.configured
+    known_servers = set(lock.servers) | set(current.lock.servers) | set(config.mcp.servers)
     if not targets:
         return known_packs, known_servers
     packs, servers = set(), set()
@@ -307,31 +314,29 @@ def gather(config: Config, args: argparse.Namespace, previous: Lock | None) -> C
         unlisted,
         tampered,
         set(installed),
-        set(config.mcp.servers),
     )
 
 
-def _tampered(packs: Any) -> dict[str, list[str]]:
+def _tampered(packs: Iterable[PackRecord]) -> dict[str, list[str]]:
     """Each of these packs whose installed files differ from its RECORD, with what differs."""
     from .._discovery.file_hashes import FileHashes
-    from .._discovery.record_check import read_record, tampered
+    from .._discovery.record_check import read_record, tampered_with_requirements
     from .._discovery.requirements import installed_requirements
 
     hashes = FileHashes()
     found = {}
     for pack in packs:
-        record = read_record(pack.path)
-        problems = tampered(record, hashes) if record is not None else []
-        for name, required in installed_requirements(pack.path).items():
-            if required.record is not None:
-                problems += (f"{name}: {p}" for p in tampered(required.record, hashes))
+        required = installed_requirements(pack.path)
+        problems = tampered_with_requirements(read_record(pack.path), required, hashes)
         if problems:
             found[pack.plugin_id] = problems
     hashes.save()
     return found
 
 
-def _locked_pack(config: Config, outcome: Any, record: Any, registry: Any) -> LockedPack | None:
+def _locked_pack(
+    config: Config, outcome: PluginOutcome, record: PackRecord, registry: ToolRegistry
+) -> LockedPack | None:
     from .._contract.definition_digest import digest, entry_definition
     from .._discovery.record_check import read_record
     from .._discovery.requirements import installed_requirements
@@ -370,7 +375,7 @@ def _servers(
     configured = config.mcp.servers
     if not configured:
         return {}, {}
-    links: dict[str, Any] = {}
+    links: dict[str, ServerLink] = {}
     if any(server.enabled for server in configured.values()):
         links = _connect(unlocked)
     servers, unlisted = {}, {}
@@ -396,7 +401,7 @@ def _servers(
     return servers, unlisted
 
 
-def _connect(config: Config) -> dict[str, Any]:
+def _connect(config: Config) -> dict[str, ServerLink]:
     from toolreg import registry, start_mcp
 
     from . import _progress
