@@ -36,6 +36,8 @@ NOT_WITHOUT_PACKS = (
     # what only a pack or a configured plugin folder needs (admission too, below)
     "toolreg._loaders.pack_modules",
     "toolreg._discovery.local_plugins",
+    # the lock's check of installed packs
+    "toolreg._loaders.pack_lock",
 )
 #: An installed pack is judged even when $TOOLREG_PLUGINS leaves it off (the report
 #: says why it did not load): only a venv with no pack at all skips admission.

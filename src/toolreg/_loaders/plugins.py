@@ -27,7 +27,6 @@ from .._policy.unknown_names import (
 )
 from .._registry.host_only import listen_for_refusals, require_host
 from .._registry.registry import ToolRegistry
-from .pack_lock import Hold, LockCheck, check_pack
 from .report import PluginOutcome, PluginReport, failed, summarise, warned
 
 if TYPE_CHECKING:
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     from .hook_runner import HookFailure, HookRunner
     from .isolated_supervisor import IsolatedPacks
     from .pack_hooks import PackPluginManager
+    from .pack_lock import Hold, LockCheck
     from .pack_modules import ImportLoop
 
 logger = logging.getLogger("toolreg.plugins")
@@ -123,12 +123,16 @@ class PluginHost:
             records = sorted(
                 packs if packs is not None else find_packs(), key=attrgetter("plugin_id")
             )
-            self._lock_check = LockCheck(self.config.lock.path)
+            if records:  # the lock is read, and its check imported, for installed packs alone
+                from .pack_lock import LockCheck
+
+                self._lock_check = LockCheck(self.config.lock.path)
             try:
                 report.plugins.extend(self._load_packs(records, claimed, realpath))
             finally:
-                self._lock_check.save()
-                self._lock_check = None
+                if self._lock_check is not None:
+                    self._lock_check.save()
+                    self._lock_check = None
             if self.config.plugins.paths:  # the folder scan is imported only for folders
                 from .._discovery.local_plugins import find_local_plugins
 
@@ -235,6 +239,8 @@ class PluginHost:
         if refusal is not None:
             return failed(outcome, refusal)
         # Before anything of the pack runs (an isolated pack's process too).
+        from .pack_lock import check_pack
+
         try:
             hold = check_pack(self._lock_check, self.config, outcome, record)
         except Exception as exc:  # a check that cannot finish lets nothing through
@@ -303,6 +309,8 @@ class PluginHost:
         plugin_id = outcome.id
         settings = self.config.plugins.entry(plugin_id)
         if hold is None:
+            from .pack_lock import Hold
+
             hold = Hold(settings.allow_tool_override)
         since = self.registry.last_decision_seq
         objects: list[Any] = []
@@ -390,6 +398,8 @@ class PluginHost:
         ``hold``: what the lock lets it load with, checked before its process starts.
         """
         if hold is None:
+            from .pack_lock import Hold
+
             hold = Hold(self.config.plugins.entry(outcome.id).allow_tool_override)
         outcome.isolation = "process"
         since = self.registry.last_decision_seq
