@@ -215,6 +215,17 @@ CONSENT = "\n[plugins.entries.toolreg-sandbox]\nallow_tool_override = true\n"
 CLEAN = "toolreg-sandbox,toolreg-audit"
 
 
+def installed_packs(venv) -> dict[str, list[str]]:
+    """Each pack installed in ``venv``: its version and its metadata folder."""
+    return venv.python_json(
+        """
+        import json
+        from toolreg._discovery.entrypoints import find_packs
+        print(json.dumps({p.plugin_id: [p.version, p.path] for p in find_packs()}))
+        """
+    )
+
+
 def venv_lock(venv, config: Path, *args: str, packs: str = CLEAN):
     return venv.run("--config", str(config), "lock", *args, TOOLREG_PLUGINS=packs)
 
@@ -233,13 +244,7 @@ def test_lock_holds_the_example_packs_real_tools_versions_and_records(pack_venv,
     assert set(locked.packs) == {"toolreg-sandbox", "toolreg-audit"}
 
     listed = tools(pack_venv, CLEAN, setup.config)
-    installed = pack_venv.python_json(
-        """
-        import json
-        from toolreg._discovery.entrypoints import find_packs
-        print(json.dumps({p.plugin_id: [p.version, p.path] for p in find_packs()}))
-        """
-    )
+    installed = installed_packs(pack_venv)
     for pack_id, pack in locked.packs.items():
         version, dist_info = installed[pack_id]
         assert pack.version == version
@@ -320,13 +325,7 @@ def test_a_modified_installed_file_is_tampered_not_run_and_fails_the_check(
     assert venv_lock(venv, setup.config).returncode == 0
     locked = read_lock(setup.lock)
     assert locked is not None
-    dist_info = venv.python_json(
-        """
-        import json
-        from toolreg._discovery.entrypoints import find_packs
-        print(json.dumps({p.plugin_id: p.path for p in find_packs()}))
-        """
-    )["toolreg-sandbox"]
+    _, dist_info = installed_packs(venv)["toolreg-sandbox"]
     module = next(p for p in sorted(locked.packs["toolreg-sandbox"].files) if p.endswith(".py"))
     target = Path(dist_info).parent / module
     original = target.read_bytes()
@@ -358,13 +357,7 @@ def test_a_file_name_a_pack_planted_reaches_the_terminal_escaped(pack_venv_to_ch
     assert venv_lock(venv, setup.config).returncode == 0
     locked = read_lock(setup.lock)
     assert locked is not None
-    dist_info = venv.python_json(
-        """
-        import json
-        from toolreg._discovery.entrypoints import find_packs
-        print(json.dumps({p.plugin_id: p.path for p in find_packs()}))
-        """
-    )["toolreg-sandbox"]
+    _, dist_info = installed_packs(venv)["toolreg-sandbox"]
     module = next(p for p in sorted(locked.packs["toolreg-sandbox"].files) if p.endswith(".py"))
     planted = Path(dist_info).parent / Path(module).parent / "x\x1b[2J\x1b]0;t\x07\u202e.py"
     planted.write_text("")
